@@ -1,0 +1,152 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
+import { AUTH_CHANGES_CHANNEL } from './auth/auth-changes.ts';
+import { resolveAuthSecret } from './bootstrap/auth-secret.ts';
+import type { Config } from './config/config.ts';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.ts';
+import { NotificationListener } from './db/notification-listener.ts';
+import { initOrm, migrate } from './db/orm.ts';
+import { seedPlans } from './db/seed.ts';
+import { ApiKeyService } from './domain/api-keys/api-key.service.ts';
+import { MediaService } from './domain/media/media.service.ts';
+import { MemberService } from './domain/members/member.service.ts';
+import { TeamService } from './domain/teams/team.service.ts';
+import { serviceUnavailable } from './errors/errors.ts';
+import { Router } from './http/router.ts';
+import { adminRoutes } from './http/routes/admin/admin-routes.ts';
+import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
+import { mediaRoutes } from './http/routes/media/media-routes.ts';
+import { HttpServer } from './http/server.ts';
+import type { Logger } from './logging/logger.ts';
+
+export interface Services {
+  orm: MikroORM;
+  authenticator: ApiKeyAuthenticator;
+  teams: TeamService;
+  members: MemberService;
+  apiKeys: ApiKeyService;
+  media: MediaService;
+}
+
+/** Database, migrations, seed data and the domain services: what both the server and the CLI need. */
+export class Backend {
+  readonly services: Services;
+  readonly databaseUrl: string;
+  private readonly embedded: EmbeddedDatabase | null;
+
+  private constructor(services: Services, databaseUrl: string, embedded: EmbeddedDatabase | null) {
+    this.services = services;
+    this.databaseUrl = databaseUrl;
+    this.embedded = embedded;
+  }
+
+  static async open(config: Config, logger: Logger): Promise<Backend> {
+    const embedded = config.databaseUrl
+      ? null
+      : await startEmbeddedPostgres({ dataDir: config.dataDir, databaseName: 'media', log: (line) => logger.debug({ postgres: line }) });
+    const databaseUrl = config.databaseUrl ?? embedded!.url;
+    let orm: MikroORM | null = null;
+    try {
+      orm = await initOrm({ databaseUrl, poolSize: config.databasePoolSize, logger });
+      await migrate(orm);
+      await seedPlans(orm);
+      const authenticator = new ApiKeyAuthenticator({ orm, cacheSeconds: config.apiKeyCacheSeconds });
+      const services: Services = {
+        orm,
+        authenticator,
+        teams: new TeamService(orm),
+        members: new MemberService(orm, authenticator),
+        apiKeys: new ApiKeyService(orm, authenticator),
+        media: new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl }),
+      };
+      return new Backend(services, databaseUrl, embedded);
+    } catch (error) {
+      await orm?.close().catch(() => undefined);
+      await embedded?.stop().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.services.orm.close();
+    await this.embedded?.stop();
+  }
+}
+
+/**
+ * The running service: listens first (so /healthz can answer 503 while the
+ * database starts), then opens the backend and mounts the routes.
+ */
+export class Application {
+  private readonly config: Config;
+  private readonly logger: Logger;
+  private readonly router = new Router();
+  private readonly server: HttpServer;
+  private lifecycle: Lifecycle = 'starting';
+  private backend: Backend | null = null;
+  private listener: NotificationListener | null = null;
+  private boundPort = 0;
+
+  constructor(config: Config, logger: Logger) {
+    this.config = config;
+    this.logger = logger;
+    for (const route of healthRoutes(() => this.lifecycle)) this.router.add(route);
+    this.server = new HttpServer({
+      router: this.router,
+      logger,
+      admit: (request) => {
+        if (this.lifecycle !== 'ready' && request.path !== '/healthz') throw serviceUnavailable(`The service is ${this.lifecycle}`);
+      },
+    });
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  get services(): Services {
+    if (!this.backend) throw new Error('the application has not started');
+    return this.backend.services;
+  }
+
+  async start(): Promise<void> {
+    this.boundPort = await this.server.listen(this.config.host, this.config.port);
+    this.logger.info({ host: this.config.host, port: this.boundPort }, 'listening; starting up');
+    try {
+      const { secret, generated } = await resolveAuthSecret(this.config.authSecret, this.config.dataDir);
+      if (generated) {
+        // Printed once, on the start that generated it; afterwards it lives only in DATA_DIR/auth-secret.
+        process.stdout.write(`\nGenerated operator secret (authSecret header), stored in ${this.config.dataDir}/auth-secret:\n${secret}\n\n`);
+      }
+      this.backend = await Backend.open(this.config, this.logger);
+      const { services } = this.backend;
+      this.listener = new NotificationListener({
+        databaseUrl: this.backend.databaseUrl,
+        channel: AUTH_CHANGES_CHANNEL,
+        logger: this.logger,
+        onNotification: (teamId) => services.authenticator.invalidateTeam(teamId),
+        onReconnect: () => services.authenticator.invalidateAll(),
+      });
+      await this.listener.start();
+      const routes = [
+        ...adminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...mediaRoutes(services),
+      ];
+      for (const route of routes) this.router.add(route);
+      this.lifecycle = 'ready';
+      this.logger.info({ port: this.boundPort }, 'ready');
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.lifecycle = 'draining';
+    this.server.stopListening();
+    await this.listener?.stop();
+    this.server.close();
+    await this.backend?.close();
+    this.backend = null;
+  }
+}

@@ -1,0 +1,154 @@
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { settingNames, settings, type SettingName, type SettingValues } from './settings.ts';
+
+export interface Config {
+  host: string;
+  port: number;
+  /** Base address of this service as clients reach it; links are built from it. */
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  databasePoolSize: number;
+  storage: {
+    driver: 'fs' | 's3';
+    s3: {
+      endpoint: string | null;
+      region: string;
+      bucket: string;
+      accessKeyId: string | null;
+      secretAccessKey: string | null;
+      forcePathStyle: boolean;
+    };
+  };
+  cdnUrl: string | null;
+  redisUrl: string | null;
+  /** Null until start-up resolves it (generated and stored in DATA_DIR when unset). */
+  authSecret: string | null;
+  upload: { concurrency: number; queueLimit: number; retryAfterSeconds: number };
+  rateLimit: { points: number; durationSeconds: number };
+  workerThreads: number;
+  maxJsonBodyBytes: number;
+  apiKeyCacheSeconds: number;
+  logLevel: SettingValues['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export const defaultConfigFile = resolve(dirname(fileURLToPath(import.meta.url)), '../../config/default.json');
+
+type RawSettings = Partial<Record<SettingName, unknown>>;
+
+function readSettingsFile(path: string): RawSettings {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`Cannot read configuration file ${path}: ${(error as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`Configuration file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError(`Configuration file ${path} must hold a JSON object of settings`);
+  }
+  for (const key of Object.keys(parsed)) {
+    if (!(key in settings)) {
+      throw new ConfigError(`Configuration file ${path} names an unknown setting ${key}; known settings: ${settingNames.join(', ')}`);
+    }
+  }
+  return parsed as RawSettings;
+}
+
+function environmentSettings(env: NodeJS.ProcessEnv): RawSettings {
+  const raw: RawSettings = {};
+  for (const name of settingNames) {
+    const value = env[name];
+    // An empty variable means "unset", as shells make it easy to export one by accident.
+    if (value !== undefined && value !== '') raw[name] = value;
+  }
+  return raw;
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+}
+
+function validate(raw: RawSettings): SettingValues {
+  const values: Record<string, unknown> = {};
+  for (const name of settingNames) {
+    const { schema, expected } = settings[name];
+    const result = schema.safeParse(raw[name] ?? null);
+    if (!result.success) {
+      throw new ConfigError(`Invalid configuration: ${name} must be ${expected} (got ${describe(raw[name])})`);
+    }
+    values[name] = result.data;
+  }
+  return values as SettingValues;
+}
+
+function toConfig(values: SettingValues, cwd: string): Config {
+  const host = values.HOST;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    host,
+    port: values.PORT,
+    publicUrl: (values.PUBLIC_URL ?? `http://${urlHost}:${values.PORT}`).replace(/\/+$/, ''),
+    dataDir: resolve(cwd, values.DATA_DIR),
+    databaseUrl: values.DATABASE_URL,
+    databasePoolSize: values.DATABASE_POOL_SIZE,
+    storage: {
+      driver: values.STORAGE_DRIVER,
+      s3: {
+        endpoint: values.S3_ENDPOINT,
+        region: values.S3_REGION,
+        bucket: values.S3_BUCKET,
+        accessKeyId: values.S3_ACCESS_KEY_ID,
+        secretAccessKey: values.S3_SECRET_ACCESS_KEY,
+        forcePathStyle: values.S3_FORCE_PATH_STYLE,
+      },
+    },
+    cdnUrl: values.CDN_URL?.replace(/\/+$/, '') ?? null,
+    redisUrl: values.REDIS_URL,
+    authSecret: values.AUTH_SECRET,
+    upload: {
+      concurrency: values.UPLOAD_CONCURRENCY,
+      queueLimit: values.UPLOAD_QUEUE_LIMIT,
+      retryAfterSeconds: values.UPLOAD_RETRY_AFTER_SECONDS,
+    },
+    rateLimit: { points: values.RATE_LIMIT_POINTS, durationSeconds: values.RATE_LIMIT_DURATION_SECONDS },
+    workerThreads: values.WORKER_THREADS ?? availableParallelism(),
+    maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
+    apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,
+    logLevel: values.LOG_LEVEL,
+  };
+}
+
+export interface LoadConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Settings applied after the environment; tests use them to override single values. */
+  overrides?: RawSettings;
+}
+
+/**
+ * Layers, later wins: `config/default.json`, the file named by `CONFIG_FILE`,
+ * environment variables, then `overrides`. Throws ConfigError naming the first
+ * invalid setting and the form it expects.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const layers: RawSettings[] = [readSettingsFile(defaultConfigFile)];
+  if (env.CONFIG_FILE) layers.push(readSettingsFile(resolve(cwd, env.CONFIG_FILE)));
+  layers.push(environmentSettings(env));
+  if (options.overrides) layers.push(options.overrides);
+  return toConfig(validate(Object.assign({}, ...layers)), cwd);
+}

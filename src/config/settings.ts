@@ -1,0 +1,63 @@
+import { z } from 'zod';
+
+/**
+ * Every setting of the service, keyed by the name it has everywhere: in
+ * `config/default.json`, in the file named by `CONFIG_FILE`, and as an
+ * environment variable. One name per setting keeps operators from guessing.
+ *
+ * `expected` is what a start-up error says the value must look like.
+ */
+interface Setting<T> {
+  schema: z.ZodType<T>;
+  expected: string;
+}
+
+function setting<T>(schema: z.ZodType<T>, expected: string): Setting<T> {
+  return { schema, expected };
+}
+
+const integer = (min: number, max: number) =>
+  z.union([z.number(), z.string().regex(/^-?\d+$/).transform(Number)]).pipe(z.number().int().min(min).max(max));
+
+const boolean = z.union([
+  z.boolean(),
+  z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1'),
+]);
+
+const httpUrl = z.url({ protocol: /^https?$/ });
+const postgresUrl = z.url({ protocol: /^postgres(ql)?$/ });
+const redisUrl = z.url({ protocol: /^rediss?$/ });
+
+export const settings = {
+  HOST: setting(z.string().min(1), 'a host name or IP address'),
+  PORT: setting(integer(0, 65535), 'an integer from 0 to 65535'),
+  PUBLIC_URL: setting(httpUrl.nullable(), 'an http(s) URL, the base address clients reach this service at'),
+  DATA_DIR: setting(z.string().min(1), 'a directory path'),
+  DATABASE_URL: setting(postgresUrl.nullable(), 'a postgres:// connection URL, or unset for the embedded database'),
+  DATABASE_POOL_SIZE: setting(integer(1, 1000), 'an integer from 1 to 1000'),
+  STORAGE_DRIVER: setting(z.enum(['fs', 's3']), '"fs" or "s3"'),
+  S3_ENDPOINT: setting(httpUrl.nullable(), 'an http(s) URL, or unset for AWS'),
+  S3_REGION: setting(z.string().min(1), 'an S3 region name'),
+  S3_BUCKET: setting(z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/), 'an S3 bucket name (3-63 of a-z 0-9 . -)'),
+  S3_ACCESS_KEY_ID: setting(z.string().min(1).nullable(), 'an access key id, or unset for the AWS default chain'),
+  S3_SECRET_ACCESS_KEY: setting(z.string().min(1).nullable(), 'a secret access key, or unset for the AWS default chain'),
+  S3_FORCE_PATH_STYLE: setting(boolean, 'true or false'),
+  CDN_URL: setting(httpUrl.nullable(), 'an http(s) URL, or unset to serve files from this service'),
+  REDIS_URL: setting(redisUrl.nullable(), 'a redis:// URL, or unset for in-process rate limits'),
+  AUTH_SECRET: setting(z.string().min(16).nullable(), 'a string of at least 16 characters, or unset to generate one'),
+  UPLOAD_CONCURRENCY: setting(integer(1, 10_000), 'an integer from 1 to 10000'),
+  UPLOAD_QUEUE_LIMIT: setting(integer(0, 100_000), 'an integer from 0 to 100000'),
+  UPLOAD_RETRY_AFTER_SECONDS: setting(integer(1, 3600), 'an integer from 1 to 3600'),
+  RATE_LIMIT_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),
+  RATE_LIMIT_DURATION_SECONDS: setting(integer(1, 86_400), 'an integer from 1 to 86400'),
+  WORKER_THREADS: setting(integer(1, 256).nullable(), 'an integer from 1 to 256, or unset for the number of cores'),
+  MAX_JSON_BODY_BYTES: setting(integer(1024, 64 * 1024 * 1024), 'an integer from 1024 to 67108864'),
+  API_KEY_CACHE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),
+  LOG_LEVEL: setting(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'one of fatal, error, warn, info, debug, trace, silent'),
+};
+
+export type SettingName = keyof typeof settings;
+
+export type SettingValues = { [K in SettingName]: z.output<(typeof settings)[K]['schema']> };
+
+export const settingNames = Object.keys(settings) as SettingName[];

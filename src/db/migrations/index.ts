@@ -1,0 +1,7 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261121000000Initial } from './Migration20261121000000Initial.ts';
+
+/** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
+export const migrations: MigrationObject[] = [
+  { name: 'Migration20261121000000Initial', class: Migration20261121000000Initial },
+];

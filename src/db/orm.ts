@@ -1,0 +1,36 @@
+import { MikroORM } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import type { Logger } from 'pino';
+import { entities } from '../domain/entities.ts';
+import { migrations } from './migrations/index.ts';
+
+export interface OrmOptions {
+  databaseUrl: string;
+  poolSize: number;
+  logger?: Logger;
+}
+
+export async function initOrm(options: OrmOptions): Promise<MikroORM> {
+  return MikroORM.init({
+    clientUrl: options.databaseUrl,
+    entities,
+    extensions: [Migrator],
+    migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false },
+    pool: { min: 0, max: options.poolSize },
+    discovery: { checkDuplicateTableNames: true },
+    // Without this, a forgotten em.fork() would share one identity map across requests.
+    allowGlobalContext: false,
+    debug: false,
+    logger: (message) => options.logger?.debug({ orm: message }, 'orm'),
+  });
+}
+
+/** Brings the schema up to date; safe when several instances start at once (migrations take a lock). */
+export async function migrate(orm: MikroORM): Promise<void> {
+  await orm.em.getConnection().execute('select pg_advisory_lock(727001)');
+  try {
+    await orm.migrator.up();
+  } finally {
+    await orm.em.getConnection().execute('select pg_advisory_unlock(727001)');
+  }
+}

@@ -1,0 +1,12 @@
+import { ApiKey } from './api-keys/api-key.entity.ts';
+import { BaseSchema } from './base.entity.ts';
+import { MediaFolder } from './folders/media-folder.entity.ts';
+import { Group } from './groups/group.entity.ts';
+import { MediaFile } from './media/media-file.entity.ts';
+import { TeamMember, TeamMemberGroup } from './members/team-member.entity.ts';
+import { Plan } from './plans/plan.entity.ts';
+import { TeamLog } from './team-logs/team-log.entity.ts';
+import { Team } from './teams/team.entity.ts';
+import { User } from './users/user.entity.ts';
+
+export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog];

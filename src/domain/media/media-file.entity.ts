@@ -1,0 +1,31 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { BaseSchema } from '../base.entity.ts';
+import { ApiKey } from '../api-keys/api-key.entity.ts';
+import { MediaFolder } from '../folders/media-folder.entity.ts';
+import { Team } from '../teams/team.entity.ts';
+
+export const MediaFileSchema = defineEntity({
+  name: 'MediaFile',
+  extends: BaseSchema,
+  indexes: [
+    { name: 'media_file_team_created_idx', properties: ['team', 'createdAt', 'id'] },
+    { name: 'media_file_team_folder_idx', properties: ['team', 'folder'] },
+  ],
+  properties: {
+    team: () => p.manyToOne(Team).deleteRule('cascade'),
+    folder: () => p.manyToOne(MediaFolder).nullable().deleteRule('set null'),
+    fileName: p.string().length(255),
+    /** Storage object key, derived from the id, never from user input. */
+    storageKey: p.string().length(255).unique(),
+    size: p.bigint('number').check('size >= 0'),
+    contentType: p.string().length(255),
+    /** xxhash64 of the content, hex. */
+    hash: p.string().length(32).nullable(),
+    isPublic: p.boolean(),
+    tags: p.array().default([]),
+    uploadedByKey: () => p.manyToOne(ApiKey).nullable().deleteRule('set null'),
+  },
+});
+
+export class MediaFile extends MediaFileSchema.class {}
+MediaFileSchema.setClass(MediaFile);

@@ -1,0 +1,36 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { TeamLog } from './team-log.entity.ts';
+
+/** LogAction values of spec 2.19 that this service writes so far. */
+export const LogAction = {
+  apiKeyCreated: 'API_KEY_CREATED',
+  apiKeyDeleted: 'API_KEY_DELETED',
+  memberJoined: 'MEMBER_JOINED',
+  groupCreated: 'GROUP_CREATED',
+  memberGroupAdded: 'MEMBER_GROUP_ADDED',
+  teamUpdated: 'TEAM_UPDATED',
+} as const;
+
+export type LogActionName = (typeof LogAction)[keyof typeof LogAction];
+
+export interface LogEntry {
+  teamId: string;
+  action: LogActionName;
+  /** Who acted; omitted for the operator. */
+  teamMemberId?: string | null;
+  targetTeamMemberId?: string | null;
+  targetIdentifier?: string | null;
+  data?: Record<string, unknown> | null;
+}
+
+/** Adds a team log entry to the unit of work of `em`, so it commits with the change it records. */
+export function recordTeamLog(em: EntityManager, entry: LogEntry): TeamLog {
+  return em.create(TeamLog, {
+    team: entry.teamId,
+    action: entry.action,
+    teamMember: entry.teamMemberId ?? null,
+    targetTeamMember: entry.targetTeamMemberId ?? null,
+    targetIdentifier: entry.targetIdentifier ?? null,
+    data: entry.data ?? null,
+  });
+}

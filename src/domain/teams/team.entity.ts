@@ -1,0 +1,27 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { BaseSchema } from '../base.entity.ts';
+import { Plan } from '../plans/plan.entity.ts';
+import type { PlanLimits } from '../plans/plan-limits.ts';
+
+export const TeamSchema = defineEntity({
+  name: 'Team',
+  extends: BaseSchema,
+  properties: {
+    name: p.string().length(24).check('length(name) >= 2'),
+    logo: p.text().nullable(),
+    isActive: p.boolean().default(true),
+    priceId: p.string().length(255).nullable(),
+    plan: () => p.manyToOne(Plan).nullable().deleteRule('set null'),
+    archived: p.boolean().default(false),
+    setup: p.boolean().default(false),
+    timezone: p.string().length(64).default('UTC'),
+    locale: p.string().length(16).default('en'),
+    /** Per-team overrides of the plan's limits, set by the operator route. */
+    limitOverrides: p.json<Partial<PlanLimits>>().default('{}'),
+    /** Bytes counted against maxTeamStorage: media, team files, to-do files and backups. */
+    usedStorage: p.bigint('number').default(0).check('used_storage >= 0'),
+  },
+});
+
+export class Team extends TeamSchema.class {}
+TeamSchema.setClass(Team);

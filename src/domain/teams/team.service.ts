@@ -1,0 +1,83 @@
+import { LockMode } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { generateApiKey } from '../../auth/api-key-secret.ts';
+import { allPermissions } from '../../auth/permissions.ts';
+import { badRequest, notFound } from '../../errors/errors.ts';
+import { ApiKey } from '../api-keys/api-key.entity.ts';
+import { TeamMember } from '../members/team-member.entity.ts';
+import { Plan } from '../plans/plan.entity.ts';
+import type { PlanLimits } from '../plans/plan-limits.ts';
+import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
+import { createPlaceholderUser } from '../users/user.factory.ts';
+import { isUuid, parseInput } from '../validation.ts';
+import { apiKeyView, teamMemberView, teamView } from '../views.ts';
+import { effectiveLimits, limitsPatchSchema } from './team-limits.ts';
+import { Team } from './team.entity.ts';
+
+const createTeamSchema = z.strictObject({
+  name: z.string().trim().min(2).max(24),
+  plan: z.string().min(1).max(32).default('free'),
+});
+
+export const OWNER_MEMBER_NAME = 'Owner';
+
+export class TeamService {
+  private readonly orm: MikroORM;
+
+  constructor(orm: MikroORM) {
+    this.orm = orm;
+  }
+
+  /** A new team with its owner and a first API key, which acts as the owner. */
+  async createTeam(input: unknown) {
+    const { name, plan: planSlug } = parseInput(createTeamSchema, input);
+    return this.orm.em.fork().transactional(async (em) => {
+      const plan = await em.findOne(Plan, { slug: planSlug });
+      if (!plan) throw badRequest(`Unknown plan: ${planSlug}`, planSlug);
+      const team = em.create(Team, { name, plan });
+      const owner = em.create(TeamMember, {
+        team,
+        user: createPlaceholderUser(em),
+        name: OWNER_MEMBER_NAME,
+        permissions: [...allPermissions],
+        isTeamOwner: true,
+      });
+      const generated = generateApiKey();
+      const apiKey = em.create(ApiKey, {
+        team,
+        description: 'Created with the team',
+        prefix: generated.prefix,
+        secretHash: generated.secretHash,
+        scopes: [],
+      });
+      recordTeamLog(em, { teamId: team.id, action: LogAction.memberJoined, teamMemberId: owner.id, targetTeamMemberId: owner.id });
+      recordTeamLog(em, { teamId: team.id, action: LogAction.apiKeyCreated, targetIdentifier: apiKey.id });
+      return { team: teamView(team), owner: teamMemberView(owner), apiKey: apiKeyView(apiKey, null, generated.key) };
+    });
+  }
+
+  async getTeam(teamId: string): Promise<Team> {
+    const team = isUuid(teamId) ? await this.orm.em.fork().findOne(Team, { id: teamId }, { populate: ['plan'] }) : null;
+    if (!team) throw notFound('team', teamId);
+    return team;
+  }
+
+  async getLimits(teamId: string): Promise<PlanLimits> {
+    const team = await this.getTeam(teamId);
+    return effectiveLimits(team.plan?.limits, team.limitOverrides);
+  }
+
+  /** Overrides the plan's limits for one team; the answer is the team's effective limits. */
+  async updateLimits(teamId: string, input: unknown): Promise<PlanLimits> {
+    const patch = parseInput(limitsPatchSchema, input);
+    if (!isUuid(teamId)) throw notFound('team', teamId);
+    return this.orm.em.fork().transactional(async (em) => {
+      const team = await em.findOne(Team, { id: teamId }, { populate: ['plan'], lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!team) throw notFound('team', teamId);
+      team.limitOverrides = { ...team.limitOverrides, ...patch };
+      recordTeamLog(em, { teamId, action: LogAction.teamUpdated, data: { limits: patch } });
+      return effectiveLimits(team.plan?.limits, team.limitOverrides);
+    });
+  }
+}

@@ -1,0 +1,116 @@
+import { ServiceError } from './service-error.ts';
+
+/**
+ * The error catalogue. Routes and services throw these factories' results and
+ * never build an error body by hand; the names, statuses and message keys of
+ * spec section 7 live only here.
+ */
+
+export function unauthorized(message = 'Authentication failed'): ServiceError {
+  return new ServiceError({ name: 'UnauthorizedError', status: 401, messageKey: 'error.unauthorized', message });
+}
+
+export function forbidden(message = 'User is forbidden to perform this action', value?: string): ServiceError {
+  return new ServiceError({ name: 'ForbiddenError', status: 403, messageKey: 'error.forbidden', message, value });
+}
+
+export function notFound(what = 'resource', value?: string): ServiceError {
+  return new ServiceError({ name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: `Could not find ${what}`, value });
+}
+
+export function routeNotFound(path: string): ServiceError {
+  return new ServiceError({ name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: `Could not find route ${path}` });
+}
+
+export function badRequest(message = 'The request was formatted incorrectly.', value?: string | number): ServiceError {
+  return new ServiceError({ name: 'BadRequestError', status: 400, messageKey: 'error.badRequest', message, value });
+}
+
+export function missingArgument(argument: string): ServiceError {
+  return new ServiceError({
+    name: 'MissingArgumentError',
+    status: 400,
+    messageKey: `error.missingArgument.${argument}`,
+    message: `Missing argument: ${argument}.`,
+    value: argument,
+  });
+}
+
+export function teamLimit(limitKey: string, message: string, value?: number | string): ServiceError {
+  return new ServiceError({ name: 'TeamLimitError', status: 402, messageKey: `error.teamLimits.${limitKey}`, message, value });
+}
+
+export function conflict(message: string, value?: string): ServiceError {
+  return new ServiceError({ name: 'ConflictError', status: 409, messageKey: 'error.conflict', message, value });
+}
+
+export function methodNotAllowed(method: string, path: string, allowed: string[]): ServiceError {
+  return new ServiceError({
+    name: 'MethodNotAllowedError',
+    status: 405,
+    messageKey: 'error.methodNotAllowed',
+    message: `Method ${method} is not allowed on ${path}`,
+    headers: { Allow: allowed.join(', ') },
+  });
+}
+
+export function payloadTooLarge(limitBytes: number): ServiceError {
+  return new ServiceError({
+    name: 'PayloadTooLargeError',
+    status: 413,
+    messageKey: 'error.payloadTooLarge',
+    message: `The request body is larger than ${limitBytes} bytes`,
+    value: limitBytes,
+  });
+}
+
+export function unsupportedMediaType(message: string, value?: string): ServiceError {
+  return new ServiceError({ name: 'UnsupportedMediaTypeError', status: 415, messageKey: 'error.unsupportedMediaType', message, value });
+}
+
+export function tooManyRequests(retryAfterSeconds: number): ServiceError {
+  return new ServiceError({
+    name: 'TooManyRequestsError',
+    status: 429,
+    messageKey: 'error.tooManyRequests',
+    message: 'Rate limit exceeded',
+    value: retryAfterSeconds,
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+}
+
+export function uploadBusy(retryAfterSeconds: number): ServiceError {
+  return new ServiceError({
+    name: 'ServiceUnavailableError',
+    status: 503,
+    messageKey: 'error.media.uploadBusy',
+    message: 'Upload capacity is temporarily busy, retry later',
+    value: retryAfterSeconds,
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+}
+
+export function serviceUnavailable(message = 'The service is not accepting requests right now', retryAfterSeconds = 5): ServiceError {
+  return new ServiceError({
+    name: 'ServiceUnavailableError',
+    status: 503,
+    messageKey: 'error.serviceUnavailable',
+    message,
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+}
+
+export function internalServerError(requestId?: string): ServiceError {
+  return new ServiceError({
+    name: 'ServiceError',
+    status: 500,
+    messageKey: 'error.internalServerError',
+    message: 'An unexpected error occurred',
+    value: requestId,
+  });
+}
+
+/** Turns anything thrown into the error a client may see. */
+export function toServiceError(error: unknown, requestId?: string): ServiceError {
+  return error instanceof ServiceError ? error : internalServerError(requestId);
+}

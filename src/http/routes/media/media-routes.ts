@@ -1,0 +1,25 @@
+import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
+import { Permission } from '../../../auth/permissions.ts';
+import { parsePaging, type MediaService } from '../../../domain/media/media.service.ts';
+import { authorizeMedia } from '../../guards.ts';
+import { json, type Route } from '../../types.ts';
+
+export interface MediaRouteDeps {
+  authenticator: ApiKeyAuthenticator;
+  media: MediaService;
+}
+
+/** The media routes of spec 4.1 that exist so far. */
+export function mediaRoutes(deps: MediaRouteDeps): Route[] {
+  return [
+    {
+      method: 'GET',
+      pattern: '/v1/cdn/media/:teamId',
+      handler: async (request) => {
+        const principal = await authorizeMedia(request, deps.authenticator, { permission: Permission.mediaView });
+        const paging = parsePaging(request.headers['pagenumber'], request.headers['pagesize']);
+        return json(200, await deps.media.list(principal.teamId, paging));
+      },
+    },
+  ];
+}

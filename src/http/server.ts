@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import {
+  App, us_listen_socket_close, us_socket_local_port,
+  type HttpRequest as UwsRequest, type HttpResponse as UwsResponse, type TemplatedApp, type us_listen_socket, type us_socket,
+} from 'uWebSockets.js';
+import { badRequest, toServiceError } from '../errors/errors.ts';
+import type { ServiceError } from '../errors/service-error.ts';
+import { ClientAbortedError, RequestBody } from './request-body.ts';
+import type { Router } from './router.ts';
+import type { HttpRequest, HttpResult } from './types.ts';
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 201: '201 Created', 204: '204 No Content', 206: '206 Partial Content', 304: '304 Not Modified',
+  400: '400 Bad Request', 401: '401 Unauthorized', 402: '402 Payment Required', 403: '403 Forbidden',
+  404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type', 416: '416 Range Not Satisfiable', 429: '429 Too Many Requests',
+  500: '500 Internal Server Error', 502: '502 Bad Gateway', 503: '503 Service Unavailable',
+};
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface HttpServerOptions {
+  router: Router;
+  logger: Logger;
+  /** Runs before routing; throws to refuse every request, e.g. while starting or draining. */
+  admit?: (request: HttpRequest) => void;
+}
+
+/**
+ * The uWS boundary: turns each uWS request into an HttpRequest, runs the
+ * matched handler, and writes its result or error. Nothing thrown may escape
+ * into uWS, and nothing is written to a response after the client left.
+ */
+export class HttpServer {
+  private readonly app: TemplatedApp;
+  private listenSocket: us_listen_socket | null = null;
+  private readonly router: Router;
+  private readonly logger: Logger;
+  private readonly admit: (request: HttpRequest) => void;
+
+  constructor(options: HttpServerOptions) {
+    this.router = options.router;
+    this.logger = options.logger;
+    this.admit = options.admit ?? (() => undefined);
+    this.app = App();
+    this.app.any('/*', (res, req) => this.onRequest(res, req));
+  }
+
+  async listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(host, port, (socket) => {
+        if (!socket) {
+          reject(new Error(`Cannot listen on ${host}:${port}`));
+          return;
+        }
+        this.listenSocket = socket;
+        resolve(us_socket_local_port(socket as unknown as us_socket));
+      });
+    });
+  }
+
+  /** Stops accepting connections; open connections finish on their own. */
+  stopListening(): void {
+    if (this.listenSocket) {
+      us_listen_socket_close(this.listenSocket);
+      this.listenSocket = null;
+    }
+  }
+
+  /** Closes every connection at once. */
+  close(): void {
+    this.stopListening();
+    this.app.close();
+  }
+
+  private onRequest(res: UwsResponse, req: UwsRequest): void {
+    // Everything from uWS's request object must be read now: it dies when this function returns.
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const path = req.getUrl();
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    const headers: Record<string, string> = {};
+    req.forEach((name, value) => {
+      headers[name] = value;
+    });
+    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    const suppliedId = headers['x-request-id'];
+    const id = suppliedId && REQUEST_ID_PATTERN.test(suppliedId) ? suppliedId : randomUUID();
+
+    const exchange = new Exchange(res, this.logger.child({ requestId: id }));
+    const declared = parseContentLength(headers['content-length']);
+    const hasBody = (declared.value ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
+    const body = new RequestBody(exchange, declared.value, hasBody);
+    res.onAborted(() => {
+      exchange.aborted = true;
+      exchange.controller.abort();
+      body.fail(new ClientAbortedError());
+    });
+    res.onData((chunk, isLast) => {
+      // uWS reuses the chunk's memory after this callback returns: copy it.
+      body.push(Buffer.from(new Uint8Array(chunk)), isLast);
+    });
+
+    const request: HttpRequest = {
+      id, method, path, query, headers, params: {}, remoteAddress, body,
+      log: exchange.log, signal: exchange.controller.signal,
+    };
+    void this.handle(request, exchange, declared.valid);
+  }
+
+  private async handle(request: HttpRequest, exchange: Exchange, validLength: boolean): Promise<void> {
+    let result: HttpResult;
+    try {
+      if (!validLength) throw badRequest('The Content-Length header is invalid.');
+      this.admit(request);
+      const match = this.router.match(request.method, request.path);
+      request.params = match.params;
+      result = await match.handler(request);
+    } catch (error) {
+      if (exchange.aborted) return;
+      const serviceError = toServiceError(error, request.id);
+      this.logFailure(request, serviceError, error);
+      result = { status: serviceError.status, body: serviceError.toBody(), headers: serviceError.headers };
+    }
+    exchange.send(request, result);
+  }
+
+  private logFailure(request: HttpRequest, serviceError: ServiceError, error: unknown): void {
+    if (serviceError.status >= 500 && serviceError !== error) {
+      request.log.error({ err: error, method: request.method, path: request.path }, 'unexpected error');
+    } else {
+      request.log.debug({ status: serviceError.status, messageKey: serviceError.messageKey }, 'request refused');
+    }
+  }
+}
+
+function parseContentLength(value: string | undefined): { value: number | null; valid: boolean } {
+  if (value === undefined) return { value: null, valid: true };
+  if (!/^\d{1,15}$/.test(value)) return { value: null, valid: false };
+  return { value: Number(value), valid: true };
+}
+
+/** One request/response pair on the uWS side. */
+class Exchange {
+  aborted = false;
+  readonly controller = new AbortController();
+  readonly log: Logger;
+  private readonly res: UwsResponse;
+
+  constructor(res: UwsResponse, log: Logger) {
+    this.res = res;
+    this.log = log;
+  }
+
+  pause(): void {
+    if (!this.aborted) this.res.pause();
+  }
+
+  resume(): void {
+    if (!this.aborted) this.res.resume();
+  }
+
+  send(request: HttpRequest, result: HttpResult): void {
+    if (this.aborted) return;
+    const payload = result.body === undefined ? undefined : JSON.stringify(result.body);
+    // A body we did not read to the end cannot stay on a keep-alive connection.
+    const closeConnection = !request.body.complete;
+    const res = this.res;
+    res.cork(() => {
+      res.writeStatus(STATUS_TEXT[result.status] ?? String(result.status));
+      res.writeHeader('X-Request-Id', request.id);
+      if (payload !== undefined) res.writeHeader('Content-Type', 'application/json; charset=utf-8');
+      for (const [name, value] of Object.entries(result.headers ?? {})) res.writeHeader(name, value);
+      if (request.method === 'HEAD' || result.status === 204 || result.status === 304) {
+        res.endWithoutBody(undefined, closeConnection);
+      } else {
+        res.end(payload ?? '', closeConnection);
+      }
+    });
+    this.aborted = true;
+  }
+}

@@ -1,0 +1,44 @@
+import type { Logger } from 'pino';
+import type { RequestBody } from './request-body.ts';
+
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+/** A request as handlers see it: plain data, nothing of the web framework. */
+export interface HttpRequest {
+  id: string;
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  params: Record<string, string>;
+  remoteAddress: string;
+  body: RequestBody;
+  log: Logger;
+  /** Fires when the client goes away before the response is sent. */
+  signal: AbortSignal;
+}
+
+export interface HttpResult {
+  status: number;
+  /** Serialised as JSON; omitted for an empty response. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export type Handler = (request: HttpRequest) => Promise<HttpResult> | HttpResult;
+
+export interface Route {
+  method: HttpMethod;
+  /** Segments starting with ':' are parameters, e.g. '/v1/cdn/media/:teamId'. */
+  pattern: string;
+  handler: Handler;
+}
+
+export function json(status: number, body: unknown, headers?: Record<string, string>): HttpResult {
+  return { status, body, headers };
+}
+
+export function noContent(): HttpResult {
+  return { status: 204 };
+}
