@@ -1,0 +1,125 @@
+import { parseArgs } from 'node:util';
+import { Backend, type Services } from '../app.ts';
+import { ConfigError, loadConfig } from '../config/config.ts';
+import { badRequest, toServiceError } from '../errors/errors.ts';
+import { createLogger } from '../logging/logger.ts';
+
+/**
+ * The operator routes for shell use: `npm run --silent cli -- team create --name Alpha`.
+ * Prints the same JSON the routes answer; errors print the spec's error body on
+ * stderr and exit 1.
+ */
+
+interface Command {
+  usage: string;
+  options: Record<string, { type: 'string' }>;
+  run(services: Services, values: Record<string, unknown>): Promise<unknown>;
+}
+
+const list = (value: unknown): string[] | undefined =>
+  typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter(Boolean) : undefined;
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+function parseJsonOption(value: unknown): unknown {
+  if (typeof value !== 'string') return {};
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw badRequest('--json must be a JSON object');
+  }
+}
+
+const commands: Record<string, Command> = {
+  'team create': {
+    usage: 'team create --name NAME [--plan SLUG]',
+    options: { name: { type: 'string' }, plan: { type: 'string' } },
+    run: (s, v) => s.teams.createTeam({ name: v.name, plan: v.plan }),
+  },
+  'team limits': {
+    usage: "team limits --team ID [--json '{\"maxTeamStorage\": 200000}']",
+    options: { team: { type: 'string' }, json: { type: 'string' } },
+    run: (s, v) => (v.json ? s.teams.updateLimits(text(v.team) ?? '', parseJsonOption(v.json)) : s.teams.getLimits(text(v.team) ?? '')),
+  },
+  'member create': {
+    usage: 'member create --team ID --name NAME [--permissions team.media.view,...] [--groups ID,...]',
+    options: { team: { type: 'string' }, name: { type: 'string' }, permissions: { type: 'string' }, groups: { type: 'string' } },
+    run: (s, v) => s.members.createMember(text(v.team) ?? '', { name: v.name, permissions: list(v.permissions) ?? [], groupIds: list(v.groups) }),
+  },
+  'group create': {
+    usage: 'group create --team ID --name NAME [--permissions ...] [--color #RRGGBB]',
+    options: { team: { type: 'string' }, name: { type: 'string' }, permissions: { type: 'string' }, color: { type: 'string' } },
+    run: (s, v) => s.members.createGroup(text(v.team) ?? '', { name: v.name, permissions: list(v.permissions) ?? [], color: v.color }),
+  },
+  'member add-group': {
+    usage: 'member add-group --team ID --member ID --group ID',
+    options: { team: { type: 'string' }, member: { type: 'string' }, group: { type: 'string' } },
+    run: async (s, v) => {
+      await s.members.addMemberToGroup(text(v.team) ?? '', text(v.member) ?? '', { groupId: v.group });
+      return { ok: true };
+    },
+  },
+  'api-key create': {
+    usage: 'api-key create --team ID [--description TEXT] [--member ID] [--scopes media:upload]',
+    options: { team: { type: 'string' }, description: { type: 'string' }, member: { type: 'string' }, scopes: { type: 'string' } },
+    run: (s, v) => s.apiKeys.create(text(v.team) ?? '', { description: v.description, teamMemberId: v.member, scopes: list(v.scopes) }),
+  },
+  'api-key reroll': {
+    usage: 'api-key reroll --id KEY_ID',
+    options: { id: { type: 'string' } },
+    run: (s, v) => s.apiKeys.reroll(text(v.id) ?? ''),
+  },
+  'api-key delete': {
+    usage: 'api-key delete --id KEY_ID',
+    options: { id: { type: 'string' } },
+    run: async (s, v) => {
+      await s.apiKeys.delete(text(v.id) ?? '');
+      return { deleted: v.id };
+    },
+  },
+};
+
+function usage(): string {
+  return ['Usage: npm run --silent cli -- <command>', ...Object.values(commands).map((command) => `  ${command.usage}`)].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const name = argv.slice(0, 2).join(' ');
+  const command = commands[name];
+  if (!command) {
+    process.stderr.write(`${usage()}\n`);
+    return 2;
+  }
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ args: argv.slice(2), options: command.options, strict: true }).values;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\nUsage: npm run --silent cli -- ${command.usage}\n`);
+    return 2;
+  }
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2);
+  const backend = await Backend.open(config, logger);
+  try {
+    const result = await command.run(backend.services, values);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (error) {
+    const serviceError = toServiceError(error);
+    if (serviceError !== error) logger.error({ err: error }, 'command failed');
+    process.stderr.write(`${JSON.stringify(serviceError.toBody(), null, 2)}\n`);
+    return 1;
+  } finally {
+    await backend.close();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,167 @@
+import t from 'tap';
+import { connectPg } from '../helpers/database.ts';
+import { expectError, startTestServer, TEST_AUTH_SECRET } from '../helpers/server.ts';
+
+const server = await startTestServer(t);
+
+async function teamLogActions(teamId: string): Promise<string[]> {
+  const client = await connectPg(server.databaseUrl);
+  try {
+    const { rows } = await client.query<{ action: string }>('select action from team_log where team_id = $1 order by created_at, action', [teamId]);
+    return rows.map((row) => row.action);
+  } finally {
+    await client.end();
+  }
+}
+
+t.test('operator routes refuse a missing or wrong authSecret', async (t) => {
+  const missing = await server.request('POST', '/v1/admin/teams', { body: { name: 'Alpha' } });
+  expectError(t, missing, 401, 'error.unauthorized');
+  const wrong = await server.request('POST', '/v1/admin/teams', { body: { name: 'Alpha' }, headers: { authSecret: `${TEST_AUTH_SECRET}x` } });
+  expectError(t, wrong, 401, 'error.unauthorized');
+  for (const [method, path] of [
+    ['POST', '/v1/admin/teams/00000000-0000-4000-8000-000000000000/members'],
+    ['POST', '/v1/admin/teams/00000000-0000-4000-8000-000000000000/api-keys'],
+    ['POST', '/v1/admin/api-keys/00000000-0000-4000-8000-000000000000/reroll'],
+    ['DELETE', '/v1/admin/api-keys/00000000-0000-4000-8000-000000000000'],
+    ['PATCH', '/v1/admin/teams/00000000-0000-4000-8000-000000000000/limits'],
+  ] as const) {
+    expectError(t, await server.request(method, path, { body: {} }), 401, 'error.unauthorized');
+  }
+});
+
+t.test('POST /v1/admin/teams creates a team, its owner and a first key', async (t) => {
+  const response = await server.admin('POST', '/v1/admin/teams', { name: 'Alpha' });
+  t.equal(response.status, 201);
+  const { team, owner, apiKey } = response.body;
+  t.match(team, { id: String, name: 'Alpha', isActive: true, archived: false, planId: String, createdAt: String });
+  t.match(owner, { id: String, teamId: team.id, userId: String, isTeamOwner: true, name: 'Owner' });
+  t.same([...owner.permissions].sort(), ['team.media.delete', 'team.media.edit', 'team.media.upload', 'team.media.view']);
+  t.match(apiKey, { id: String, teamId: team.id, teamMemberId: null, teamMember: null, key: /^tws_[0-9a-f]{16}_/ });
+  t.same(await teamLogActions(team.id), ['API_KEY_CREATED', 'MEMBER_JOINED']);
+
+  const list = await server.media('GET', `/v1/cdn/media/${team.id}`, apiKey.key);
+  t.equal(list.status, 200);
+  t.same(list.body, { media: [], totalCount: 0, usedTeamStorage: 0 });
+});
+
+t.test('team creation validates its body', async (t) => {
+  expectError(t, await server.admin('POST', '/v1/admin/teams', {}), 400, 'error.missingArgument.name');
+  expectError(t, await server.admin('POST', '/v1/admin/teams', { name: 'A' }), 400, 'error.badRequest');
+  expectError(t, await server.admin('POST', '/v1/admin/teams', { name: 'x'.repeat(25) }), 400, 'error.badRequest');
+  expectError(t, await server.admin('POST', '/v1/admin/teams', { name: 'Alpha', plan: 'gold' }), 400, 'error.badRequest');
+  expectError(t, await server.admin('POST', '/v1/admin/teams', { name: 'Alpha', extra: 1 }), 400, 'error.badRequest');
+  expectError(t, await server.admin('POST', '/v1/admin/teams', [1, 2]), 400, 'error.badRequest');
+  const malformed = await server.request('POST', '/v1/admin/teams', { body: '{"name":', headers: { authSecret: TEST_AUTH_SECRET } });
+  expectError(t, malformed, 400, 'error.badRequest');
+});
+
+t.test('plans: free by default, enterprise on request, each with its limits', async (t) => {
+  const free = await server.createTeam('FreeTeam');
+  const freeLimits = await server.admin('PATCH', `/v1/admin/teams/${free.teamId}/limits`, {});
+  t.equal(freeLimits.status, 200);
+  t.match(freeLimits.body, { maxTeamStorage: 97656, maxMediaFileSize: 10_000_000, maxMembers: 25, maxAutomations: 4, customerDiscordRoleId: '' });
+
+  const enterprise = await server.createTeam('BigTeam', 'enterprise');
+  const limits = await server.admin('PATCH', `/v1/admin/teams/${enterprise.teamId}/limits`, {});
+  t.match(limits.body, { maxMediaFileSize: 250_000_000, maxTeamStorage: 1024 ** 3 });
+});
+
+t.test('PATCH limits overrides the plan for one team', async (t) => {
+  const team = await server.createTeam('Limited');
+  const response = await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxTeamStorage: 10, maxMediaFileSize: 1234, multiUseInvites: true, maxGames: null });
+  t.equal(response.status, 200);
+  t.match(response.body, { maxTeamStorage: 10, maxMediaFileSize: 1234, multiUseInvites: true, maxGames: null, maxMembers: 25 });
+  const again = await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMembers: 3 });
+  t.match(again.body, { maxTeamStorage: 10, maxMembers: 3 }, 'overrides accumulate');
+  t.ok((await teamLogActions(team.teamId)).includes('TEAM_UPDATED'));
+
+  expectError(t, await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxTeamStorage: -1 }), 400, 'error.badRequest');
+  expectError(t, await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxTeamStorage: '5' }), 400, 'error.badRequest');
+  expectError(t, await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { noSuchLimit: 1 }), 400, 'error.badRequest');
+  expectError(t, await server.admin('PATCH', '/v1/admin/teams/00000000-0000-4000-8000-000000000000/limits', { maxTeamStorage: 1 }), 404, 'error.notFound');
+  expectError(t, await server.admin('PATCH', '/v1/admin/teams/not-a-uuid/limits', { maxTeamStorage: 1 }), 404, 'error.notFound');
+});
+
+t.test('POST members creates a member and enforces names and limits', async (t) => {
+  const team = await server.createTeam('Members');
+  const created = await server.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'viewer_1', permissions: ['team.media.view'] });
+  t.equal(created.status, 201);
+  t.match(created.body, { id: String, teamId: team.teamId, userId: String, name: 'viewer_1', permissions: ['team.media.view'], isTeamOwner: false });
+  t.ok((await teamLogActions(team.teamId)).filter((action) => action === 'MEMBER_JOINED').length === 2, 'MEMBER_JOINED logged');
+
+  expectError(t, await server.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'viewer_1', permissions: [] }), 409, 'error.conflict');
+  expectError(t, await server.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'ab', permissions: [] }), 400, 'error.badRequest');
+  expectError(t, await server.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'bad name!', permissions: [] }), 400, 'error.badRequest');
+  expectError(t, await server.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'someone' }), 400, 'error.missingArgument.permissions');
+  expectError(t, await server.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'someone', permissions: ['not a permission'] }), 400, 'error.badRequest');
+  expectError(t, await server.admin('POST', '/v1/admin/teams/00000000-0000-4000-8000-000000000000/members', { name: 'someone', permissions: [] }), 404, 'error.notFound');
+
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMembers: 2 });
+  const overLimit = await server.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'third_one', permissions: [] });
+  expectError(t, overLimit, 402, 'error.teamLimits.maxMembers');
+});
+
+t.test('groups: created with permissions and colours, members added to them', async (t) => {
+  const team = await server.createTeam('Groups');
+  const group = await server.admin('POST', `/v1/admin/teams/${team.teamId}/groups`, { name: 'Uploaders', permissions: ['team.media.upload'], color: '#1e90ff' });
+  t.equal(group.status, 201);
+  t.match(group.body, { id: String, teamId: team.teamId, name: 'Uploaders', permissions: ['team.media.upload'], color: '#1e90ff' });
+  expectError(t, await server.admin('POST', `/v1/admin/teams/${team.teamId}/groups`, { name: 'X', permissions: [] }), 400, 'error.badRequest');
+  expectError(t, await server.admin('POST', `/v1/admin/teams/${team.teamId}/groups`, { name: 'Colour', permissions: [], color: 'blue' }), 400, 'error.badRequest');
+
+  const member = await server.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'bot_1', permissions: [], groupIds: [group.body.id] });
+  t.equal(member.status, 201);
+  const other = await server.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'bot_2', permissions: [] });
+  const added = await server.admin('POST', `/v1/admin/teams/${team.teamId}/members/${other.body.id}/groups`, { groupId: group.body.id });
+  t.equal(added.status, 204);
+  expectError(t, await server.admin('POST', `/v1/admin/teams/${team.teamId}/members/${other.body.id}/groups`, { groupId: group.body.id }), 409, 'error.conflict');
+  t.ok((await teamLogActions(team.teamId)).includes('MEMBER_GROUP_ADDED'));
+  t.ok((await teamLogActions(team.teamId)).includes('GROUP_CREATED'));
+
+  const otherTeam = await server.createTeam('Elsewhere');
+  const foreign = await server.admin('POST', `/v1/admin/teams/${otherTeam.teamId}/members`, { name: 'spy_1', permissions: [], groupIds: [group.body.id] });
+  expectError(t, foreign, 404, 'error.notFound');
+});
+
+t.test('API keys: create, reroll and delete', async (t) => {
+  const team = await server.createTeam('Keys');
+  const member = await server.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'uploader', permissions: ['team.media.upload'] });
+
+  const created = await server.admin('POST', `/v1/admin/teams/${team.teamId}/api-keys`, {
+    description: 'game server 1', teamMemberId: member.body.id, scopes: ['media:upload'],
+  });
+  t.equal(created.status, 201);
+  t.match(created.body, {
+    id: String, teamId: team.teamId, description: 'game server 1', teamMemberId: member.body.id,
+    teamMember: { id: member.body.id, name: 'uploader' }, scopes: ['media:upload'], key: /^tws_/,
+  });
+
+  const client = await connectPg(server.databaseUrl);
+  t.teardown(() => client.end());
+  const stored = await client.query<{ prefix: string; secret_hash: string }>('select prefix, secret_hash from api_key where id = $1', [created.body.id]);
+  t.notMatch(JSON.stringify(stored.rows), created.body.key, 'the key itself is never stored');
+  t.match(stored.rows[0]!.secret_hash, /^[0-9a-f]{64}$/);
+
+  const plain = await server.admin('POST', `/v1/admin/teams/${team.teamId}/api-keys`, {});
+  t.equal(plain.status, 201);
+  t.match(plain.body, { description: null, teamMemberId: null, scopes: [] });
+
+  expectError(t, await server.admin('POST', `/v1/admin/teams/${team.teamId}/api-keys`, { scopes: ['media:delete'] }), 400, 'error.badRequest');
+  expectError(t, await server.admin('POST', `/v1/admin/teams/${team.teamId}/api-keys`, { teamMemberId: 'nope' }), 400, 'error.badRequest');
+  const otherTeam = await server.createTeam('OtherKeys');
+  expectError(t, await server.admin('POST', `/v1/admin/teams/${otherTeam.teamId}/api-keys`, { teamMemberId: member.body.id }), 404, 'error.notFound');
+
+  const rerolled = await server.admin('POST', `/v1/admin/api-keys/${plain.body.id}/reroll`);
+  t.equal(rerolled.status, 200);
+  t.equal(rerolled.body.id, plain.body.id);
+  t.not(rerolled.body.key, plain.body.key);
+
+  const deleted = await server.admin('DELETE', `/v1/admin/api-keys/${plain.body.id}`);
+  t.equal(deleted.status, 204);
+  expectError(t, await server.admin('DELETE', `/v1/admin/api-keys/${plain.body.id}`), 404, 'error.notFound');
+  expectError(t, await server.admin('POST', `/v1/admin/api-keys/${plain.body.id}/reroll`), 404, 'error.notFound');
+  const actions = await teamLogActions(team.teamId);
+  t.equal(actions.filter((action) => action === 'API_KEY_CREATED').length, 3);
+  t.equal(actions.filter((action) => action === 'API_KEY_DELETED').length, 1);
+});
