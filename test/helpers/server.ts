@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Test } from 'tap';
 import { Application } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { SettingName } from '../../src/config/settings.ts';
@@ -109,7 +110,7 @@ export async function startTestServer(t: Teardown, options: StartOptions = {}): 
 
 /** Asserts the spec's error body (section 7) and returns it. */
 export function expectError(
-  t: { equal(a: unknown, b: unknown, message?: string): void; match(a: unknown, b: unknown, message?: string): void },
+  t: Test,
   response: ApiResponse,
   status: number,
   messageKey: string,

