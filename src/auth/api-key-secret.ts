@@ -30,6 +30,7 @@ export function apiKeyPrefix(key: string): string | null {
 }
 
 export function apiKeyMatches(key: string, secretHash: string): boolean {
+  if (!/^[0-9a-f]{64}$/.test(secretHash)) return false;
   const presented = Buffer.from(hashApiKey(key), 'hex');
   const stored = Buffer.from(secretHash, 'hex');
   return presented.length === stored.length && timingSafeEqual(presented, stored);

@@ -60,7 +60,7 @@ function readSettingsFile(path: string): RawSettings {
     throw new ConfigError(`Configuration file ${path} must hold a JSON object of settings`);
   }
   for (const key of Object.keys(parsed)) {
-    if (!(key in settings)) {
+    if (!Object.hasOwn(settings, key)) {
       throw new ConfigError(`Configuration file ${path} names an unknown setting ${key}; known settings: ${settingNames.join(', ')}`);
     }
   }
@@ -77,7 +77,11 @@ function environmentSettings(env: NodeJS.ProcessEnv): RawSettings {
   return raw;
 }
 
-function describe(value: unknown): string {
+const SECRET_SETTINGS = new Set<SettingName>(['AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL']);
+
+/** The rejected value for the error message; secrets and URLs that may carry passwords are not echoed. */
+function describe(name: SettingName, value: unknown): string {
+  if (SECRET_SETTINGS.has(name)) return 'a value that is not shown';
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
@@ -87,7 +91,7 @@ function validate(raw: RawSettings): SettingValues {
     const { schema, expected } = settings[name];
     const result = schema.safeParse(raw[name] ?? null);
     if (!result.success) {
-      throw new ConfigError(`Invalid configuration: ${name} must be ${expected} (got ${describe(raw[name])})`);
+      throw new ConfigError(`Invalid configuration: ${name} must be ${expected} (got ${describe(name, raw[name])})`);
     }
     values[name] = result.data;
   }

@@ -1,0 +1,338 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { ConfigError, loadConfig } from '../../src/config/config.ts';
+import type { Config, LoadConfigOptions } from '../../src/config/config.ts';
+import type { Test } from 'tap';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const cwd = path.join(tmpdir(), 'config-test-cwd');
+
+let tmp = '';
+t.before(async () => {
+  tmp = await mkdtemp(path.join(tmpdir(), 'config-test-'));
+});
+t.teardown(() => rm(tmp, { recursive: true, force: true }));
+
+/** loadConfig with only the given environment (never the test process's own). */
+function load(env: Record<string, string> = {}, overrides?: LoadConfigOptions['overrides']): Config {
+  return loadConfig({ env, cwd, ...(overrides ? { overrides } : {}) });
+}
+
+/** Writes a configuration file into the temp directory and returns its path. */
+async function configFile(name: string, content: string): Promise<string> {
+  const file = path.join(tmp, name);
+  await writeFile(file, content);
+  return file;
+}
+
+function configError(t: Test, fn: () => unknown, ...patterns: (string | RegExp)[]): void {
+  let thrown: unknown;
+  try {
+    fn();
+  } catch (error) {
+    thrown = error;
+  }
+  t.type(thrown, ConfigError, 'throws ConfigError');
+  t.equal((thrown as Error | undefined)?.name, 'ConfigError');
+  const message = (thrown as Error | undefined)?.message ?? '';
+  for (const pattern of patterns) {
+    if (typeof pattern === 'string') t.ok(message.includes(pattern), `message ${JSON.stringify(message)} includes ${JSON.stringify(pattern)}`);
+    else t.match(message, pattern);
+  }
+}
+
+t.test('defaults come from config/default.json', (t) => {
+  const config = load();
+  t.equal(config.port, 3000);
+  t.equal(config.host, '127.0.0.1');
+  t.equal(config.publicUrl, 'http://127.0.0.1:3000');
+  t.equal(config.dataDir, path.resolve(cwd, 'data'), 'DATA_DIR resolved against cwd');
+  t.equal(config.databaseUrl, null);
+  t.equal(config.databasePoolSize, 10);
+  t.equal(config.storage.driver, 'fs');
+  t.same(config.storage.s3, {
+    endpoint: null,
+    region: 'us-east-1',
+    bucket: 'media',
+    accessKeyId: null,
+    secretAccessKey: null,
+    forcePathStyle: false,
+  });
+  t.equal(config.cdnUrl, null);
+  t.equal(config.redisUrl, null);
+  t.equal(config.authSecret, null);
+  t.same(config.upload, { concurrency: 16, queueLimit: 64, retryAfterSeconds: 5 });
+  t.same(config.rateLimit, { points: 32, durationSeconds: 10 });
+  t.equal(config.workerThreads, availableParallelism(), 'WORKER_THREADS defaults to the number of cores');
+  t.equal(config.maxJsonBodyBytes, 1048576);
+  t.equal(config.apiKeyCacheSeconds, 30);
+  t.equal(config.logLevel, 'info');
+  t.end();
+});
+
+t.test('publicUrl is derived from host and port unless PUBLIC_URL is set', (t) => {
+  t.equal(load({ HOST: '0.0.0.0', PORT: '8080' }).publicUrl, 'http://0.0.0.0:8080');
+  t.equal(load({ HOST: '::1', PORT: '8080' }).publicUrl, 'http://[::1]:8080', 'an IPv6 host is bracketed');
+  t.equal(load({ HOST: 'media.local' }).publicUrl, 'http://media.local:3000');
+  t.equal(load({ PUBLIC_URL: 'https://media.example.com', PORT: '8080' }).publicUrl, 'https://media.example.com');
+  t.end();
+});
+
+t.test('an absolute DATA_DIR is kept; a relative one is resolved against cwd', (t) => {
+  t.equal(load({ DATA_DIR: '/var/lib/media' }).dataDir, '/var/lib/media');
+  t.equal(load({ DATA_DIR: 'store/files' }).dataDir, path.join(cwd, 'store/files'));
+  t.end();
+});
+
+t.test('environment variables override defaults', async (t) => {
+  t.test('integers', (t) => {
+    const config = load({
+      PORT: '8080',
+      DATABASE_POOL_SIZE: '20',
+      UPLOAD_CONCURRENCY: '4',
+      UPLOAD_QUEUE_LIMIT: '0',
+      UPLOAD_RETRY_AFTER_SECONDS: '30',
+      RATE_LIMIT_POINTS: '100',
+      RATE_LIMIT_DURATION_SECONDS: '60',
+      WORKER_THREADS: '3',
+      MAX_JSON_BODY_BYTES: '2048',
+      API_KEY_CACHE_SECONDS: '0',
+    });
+    t.equal(config.port, 8080);
+    t.equal(config.databasePoolSize, 20);
+    t.same(config.upload, { concurrency: 4, queueLimit: 0, retryAfterSeconds: 30 });
+    t.same(config.rateLimit, { points: 100, durationSeconds: 60 });
+    t.equal(config.workerThreads, 3);
+    t.equal(config.maxJsonBodyBytes, 2048);
+    t.equal(config.apiKeyCacheSeconds, 0);
+    t.equal(load({ PORT: '0' }).port, 0, 'port 0 (any free port) is allowed');
+    t.equal(load({ PORT: '65535' }).port, 65535);
+    t.end();
+  });
+
+  t.test('booleans', (t) => {
+    t.equal(load({ S3_FORCE_PATH_STYLE: 'true' }).storage.s3.forcePathStyle, true);
+    t.equal(load({ S3_FORCE_PATH_STYLE: '1' }).storage.s3.forcePathStyle, true);
+    t.equal(load({ S3_FORCE_PATH_STYLE: 'false' }).storage.s3.forcePathStyle, false);
+    t.equal(load({ S3_FORCE_PATH_STYLE: '0' }).storage.s3.forcePathStyle, false);
+    configError(t, () => load({ S3_FORCE_PATH_STYLE: 'yes' }), 'S3_FORCE_PATH_STYLE', 'true or false');
+    t.end();
+  });
+
+  t.test('enums', (t) => {
+    t.equal(load({ STORAGE_DRIVER: 's3' }).storage.driver, 's3');
+    t.equal(load({ LOG_LEVEL: 'debug' }).logLevel, 'debug');
+    t.equal(load({ LOG_LEVEL: 'silent' }).logLevel, 'silent');
+    t.end();
+  });
+
+  t.test('URLs and strings', (t) => {
+    const config = load({
+      DATABASE_URL: 'postgres://user:pw@db.example:5432/media',
+      REDIS_URL: 'rediss://cache.example:6380',
+      S3_ENDPOINT: 'http://minio:9000',
+      S3_REGION: 'eu-central-1',
+      S3_BUCKET: 'team-media.prod',
+      S3_ACCESS_KEY_ID: 'AKIA123',
+      S3_SECRET_ACCESS_KEY: 'secret',
+      CDN_URL: 'https://cdn.example.com/media',
+      AUTH_SECRET: 'a-secret-of-sixteen+',
+    });
+    t.equal(config.databaseUrl, 'postgres://user:pw@db.example:5432/media');
+    t.equal(config.redisUrl, 'rediss://cache.example:6380');
+    t.equal(config.storage.s3.endpoint, 'http://minio:9000');
+    t.equal(config.storage.s3.region, 'eu-central-1');
+    t.equal(config.storage.s3.bucket, 'team-media.prod');
+    t.equal(config.storage.s3.accessKeyId, 'AKIA123');
+    t.equal(config.storage.s3.secretAccessKey, 'secret');
+    t.equal(config.cdnUrl, 'https://cdn.example.com/media');
+    t.equal(config.authSecret, 'a-secret-of-sixteen+');
+    t.equal(load({ DATABASE_URL: 'postgresql://localhost/db' }).databaseUrl, 'postgresql://localhost/db');
+    t.end();
+  });
+});
+
+t.test('an empty environment variable counts as unset', (t) => {
+  const config = load({ PORT: '', DATABASE_URL: '', STORAGE_DRIVER: '', CDN_URL: '', WORKER_THREADS: '', CONFIG_FILE: '' });
+  t.equal(config.port, 3000);
+  t.equal(config.databaseUrl, null);
+  t.equal(config.storage.driver, 'fs');
+  t.equal(config.cdnUrl, null);
+  t.equal(config.workerThreads, availableParallelism());
+  t.end();
+});
+
+t.test('variables that are not settings are ignored', (t) => {
+  t.doesNotThrow(() => load({ SOMETHING_ELSE: 'x', PATH: '/bin' }));
+  t.end();
+});
+
+t.test('overrides apply after the environment', (t) => {
+  const config = load({ PORT: '8080', LOG_LEVEL: 'debug' }, { PORT: 9090 });
+  t.equal(config.port, 9090);
+  t.equal(config.logLevel, 'debug');
+  configError(t, () => load({}, { PORT: 'abc' }), 'PORT', 'an integer from 0 to 65535');
+  t.end();
+});
+
+t.test('CONFIG_FILE layering: defaults < file < environment', async (t) => {
+  const file = await configFile(
+    'layered.json',
+    JSON.stringify({ PORT: 4000, LOG_LEVEL: 'warn', STORAGE_DRIVER: 's3', S3_FORCE_PATH_STYLE: true, DATA_DIR: '/srv/media' }),
+  );
+  const fromFile = load({ CONFIG_FILE: file });
+  t.equal(fromFile.port, 4000, 'file overrides default');
+  t.equal(fromFile.logLevel, 'warn');
+  t.equal(fromFile.storage.driver, 's3');
+  t.equal(fromFile.storage.s3.forcePathStyle, true);
+  t.equal(fromFile.dataDir, '/srv/media');
+  t.equal(fromFile.host, '127.0.0.1', 'settings the file leaves out keep their defaults');
+  t.equal(fromFile.publicUrl, 'http://127.0.0.1:4000');
+
+  const withEnv = load({ CONFIG_FILE: file, PORT: '5000', S3_FORCE_PATH_STYLE: '0' });
+  t.equal(withEnv.port, 5000, 'environment overrides file');
+  t.equal(withEnv.storage.s3.forcePathStyle, false);
+  t.equal(withEnv.logLevel, 'warn', 'file value stays where the environment is silent');
+
+  const emptyEnv = load({ CONFIG_FILE: file, PORT: '' });
+  t.equal(emptyEnv.port, 4000, 'an empty variable does not override the file');
+});
+
+t.test('CONFIG_FILE may be relative to cwd and may hold null or string values', async (t) => {
+  await configFile('relative.json', JSON.stringify({ PORT: '4100', WORKER_THREADS: null, CDN_URL: 'https://cdn.example.com/' }));
+  const config = loadConfig({ env: { CONFIG_FILE: 'relative.json' }, cwd: tmp });
+  t.equal(config.port, 4100);
+  t.equal(config.workerThreads, availableParallelism());
+  t.equal(config.cdnUrl, 'https://cdn.example.com');
+  t.equal(config.dataDir, path.join(tmp, 'data'));
+});
+
+t.test('an empty JSON object as CONFIG_FILE changes nothing', async (t) => {
+  const file = await configFile('empty.json', '{}');
+  t.same(load({ CONFIG_FILE: file }), load());
+});
+
+t.test('invalid values throw ConfigError naming the setting and the expected form', (t) => {
+  const cases: [Record<string, string>, string, string][] = [
+    [{ PORT: 'abc' }, 'PORT', 'an integer from 0 to 65535'],
+    [{ PORT: '70000' }, 'PORT', 'an integer from 0 to 65535'],
+    [{ PORT: '-1' }, 'PORT', 'an integer from 0 to 65535'],
+    [{ PORT: '80.5' }, 'PORT', 'an integer from 0 to 65535'],
+    [{ PORT: ' 80' }, 'PORT', 'an integer from 0 to 65535'],
+    [{ STORAGE_DRIVER: 'ftp' }, 'STORAGE_DRIVER', '"fs" or "s3"'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', 'a postgres:// connection URL'],
+    [{ CDN_URL: 'notaurl' }, 'CDN_URL', 'an http(s) URL'],
+    [{ CDN_URL: 'ftp://cdn.example.com' }, 'CDN_URL', 'an http(s) URL'],
+    [{ PUBLIC_URL: 'notaurl' }, 'PUBLIC_URL', 'an http(s) URL'],
+    [{ REDIS_URL: 'http://cache' }, 'REDIS_URL', 'a redis:// URL'],
+    [{ UPLOAD_CONCURRENCY: '0' }, 'UPLOAD_CONCURRENCY', 'an integer from 1 to 10000'],
+    [{ WORKER_THREADS: '0' }, 'WORKER_THREADS', 'an integer from 1 to 256'],
+    [{ MAX_JSON_BODY_BYTES: '100' }, 'MAX_JSON_BODY_BYTES', 'an integer from 1024 to 67108864'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', 'one of fatal, error, warn, info, debug, trace, silent'],
+    [{ AUTH_SECRET: 'short' }, 'AUTH_SECRET', 'a string of at least 16 characters'],
+    [{ S3_BUCKET: 'Bad_Bucket' }, 'S3_BUCKET', 'an S3 bucket name'],
+  ];
+  for (const [env, name, expected] of cases) {
+    t.test(JSON.stringify(env), (t) => {
+      const value = Object.values(env)[0]!;
+      const secret = ['AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL'].includes(name);
+      configError(t, () => load(env), `${name} must be ${expected}`, secret ? '(got a value that is not shown)' : `(got ${JSON.stringify(value)})`);
+      t.end();
+    });
+  }
+  t.end();
+});
+
+t.test('an invalid secret is not echoed in the error message', (t) => {
+  configError(t, () => load({ AUTH_SECRET: 'hunter2-secret' }), 'AUTH_SECRET');
+  configError(t, () => load({ DATABASE_URL: 'mysql://admin:s3cr3t-pw@db/x' }), 'DATABASE_URL');
+  let message = '';
+  try {
+    load({ AUTH_SECRET: 'hunter2-secret' });
+  } catch (error) {
+    message = (error as Error).message;
+  }
+  t.notMatch(message, 'hunter2-secret');
+  try {
+    load({ DATABASE_URL: 'mysql://admin:s3cr3t-pw@db/x' });
+  } catch (error) {
+    message = (error as Error).message;
+  }
+  t.notMatch(message, 's3cr3t-pw');
+  t.end();
+});
+
+t.test('invalid values in CONFIG_FILE throw ConfigError too', async (t) => {
+  const file = await configFile('bad-value.json', JSON.stringify({ PORT: 3.5 }));
+  configError(t, () => load({ CONFIG_FILE: file }), 'PORT must be an integer from 0 to 65535', '(got 3.5)');
+  const wrongType = await configFile('bad-type.json', JSON.stringify({ S3_FORCE_PATH_STYLE: 'yes' }));
+  configError(t, () => load({ CONFIG_FILE: wrongType }), 'S3_FORCE_PATH_STYLE must be true or false');
+  const envFixes = load({ CONFIG_FILE: file, PORT: '3001' });
+  t.equal(envFixes.port, 3001, 'an environment value replaces an invalid file value before validation');
+});
+
+t.test('a bad CONFIG_FILE throws ConfigError naming the problem', async (t) => {
+  t.test('missing', (t) => {
+    const missing = path.join(tmp, 'does-not-exist.json');
+    configError(t, () => load({ CONFIG_FILE: missing }), 'Cannot read configuration file', missing);
+    t.end();
+  });
+  t.test('not JSON', async (t) => {
+    const file = await configFile('not-json.json', '{ PORT: 3000 ');
+    configError(t, () => load({ CONFIG_FILE: file }), 'is not valid JSON', file);
+  });
+  t.test('not an object', async (t) => {
+    for (const [name, content] of [['array.json', '[1, 2]'], ['null.json', 'null'], ['number.json', '42'], ['string.json', '"PORT"']] as const) {
+      const file = await configFile(name, content);
+      configError(t, () => load({ CONFIG_FILE: file }), 'must hold a JSON object of settings', file);
+    }
+  });
+  t.test('unknown key', async (t) => {
+    const file = await configFile('unknown.json', JSON.stringify({ PORT: 3000, PROT: 3001 }));
+    configError(t, () => load({ CONFIG_FILE: file }), 'unknown setting PROT', file, 'known settings: HOST, PORT');
+  });
+  t.test('keys that name Object.prototype members are unknown settings too', async (t) => {
+    for (const key of ['toString', 'constructor', 'hasOwnProperty']) {
+      const file = await configFile(`proto-${key}.json`, `{"${key}": 1}`);
+      configError(t, () => load({ CONFIG_FILE: file }), `unknown setting ${key}`);
+    }
+  });
+});
+
+t.test('trailing slashes are removed from CDN_URL and PUBLIC_URL', (t) => {
+  t.equal(load({ CDN_URL: 'https://cdn.example.com/' }).cdnUrl, 'https://cdn.example.com');
+  t.equal(load({ CDN_URL: 'https://cdn.example.com/media//' }).cdnUrl, 'https://cdn.example.com/media');
+  t.equal(load({ PUBLIC_URL: 'https://media.example.com/' }).publicUrl, 'https://media.example.com');
+  t.equal(load({ PUBLIC_URL: 'https://media.example.com/api///' }).publicUrl, 'https://media.example.com/api');
+  t.end();
+});
+
+t.test('the service process exits with code 1 on an invalid setting, before starting anything', async (t) => {
+  const dataDir = path.join(tmp, 'process-data-dir');
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    cwd: repo,
+    env: { ...process.env, PORT: 'abc', DATABASE_URL: '', CONFIG_FILE: '', DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (data: string) => (stdout += data));
+  child.stderr.setEncoding('utf8').on('data', (data: string) => (stderr += data));
+  // A generous guard, not a timing assertion: a process stuck in start-up must not hang the suite.
+  const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+    child.once('exit', (code, signal) => resolve([code, signal]));
+  });
+  clearTimeout(guard);
+  t.equal(signal, null, 'exited on its own');
+  t.equal(code, 1);
+  t.match(stderr, 'PORT');
+  t.match(stderr, 'an integer from 0 to 65535');
+  t.equal(stdout, '', 'no log output: the logger was never created');
+  t.notOk(existsSync(dataDir), 'DATA_DIR was never created: no embedded database, no generated secret');
+});

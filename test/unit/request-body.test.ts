@@ -1,0 +1,242 @@
+import t from 'tap';
+import { ServiceError } from '../../src/errors/service-error.ts';
+import { ClientAbortedError, RequestBody } from '../../src/http/request-body.ts';
+import type { BodyConsumer, BodySource } from '../../src/http/request-body.ts';
+
+/** A transport stub: records pause()/resume() in one shared log, in call order. */
+class FakeSource implements BodySource {
+  readonly log: string[];
+  constructor(log: string[] = []) {
+    this.log = log;
+  }
+  pause(): void {
+    this.log.push('pause');
+  }
+  resume(): void {
+    this.log.push('resume');
+  }
+}
+
+/** A consumer that writes what it receives into the same log as the source. */
+function recorder(log: string[]): BodyConsumer {
+  return {
+    chunk: (data) => log.push(`chunk:${data.toString('utf8')}`),
+    end: () => log.push('end'),
+    abort: (reason) => log.push(`abort:${reason.name}`),
+  };
+}
+
+function body(declaredLength: number | null, hasBody = true): { source: FakeSource; body: RequestBody } {
+  const source = new FakeSource();
+  return { source, body: new RequestBody(source, declaredLength, hasBody) };
+}
+
+const buf = (text: string): Buffer => Buffer.from(text, 'utf8');
+
+/** Lets promise callbacks run. */
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+t.test('the constructor pauses the source when there is a body', (t) => {
+  const withBody = body(10);
+  t.same(withBody.source.log, ['pause']);
+  t.equal(withBody.body.complete, false);
+  t.equal(withBody.body.aborted, false);
+  t.equal(withBody.body.bytesReceived, 0);
+  t.equal(withBody.body.declaredLength, 10);
+
+  const without = body(null, false);
+  t.same(without.source.log, [], 'no body: nothing to pause');
+  t.equal(without.body.complete, true, 'no body is complete from the start');
+  t.end();
+});
+
+t.test('chunks pushed before consume are held, then delivered in order on consume, then the source resumes', (t) => {
+  const { source, body: b } = body(null);
+  b.push(buf('one'), false);
+  b.push(buf(''), false);
+  b.push(buf('two'), false);
+  t.same(source.log, ['pause'], 'nothing resumes before a consumer attaches');
+  t.equal(b.bytesReceived, 6);
+  b.consume(recorder(source.log));
+  t.same(source.log, ['pause', 'chunk:one', 'chunk:two', 'resume'], 'held chunks first, empty chunk skipped, then resume');
+  b.push(buf('three'), false);
+  b.push(buf(''), true);
+  t.same(source.log, ['pause', 'chunk:one', 'chunk:two', 'resume', 'chunk:three', 'end'], 'later chunks flow straight through');
+  t.equal(b.complete, true);
+  t.equal(b.bytesReceived, 11);
+  t.end();
+});
+
+t.test('a body that ended before consume is delivered whole without resuming', (t) => {
+  const { source, body: b } = body(5);
+  b.push(buf('ab'), false);
+  b.push(buf('cde'), true);
+  t.equal(b.complete, true);
+  b.consume(recorder(source.log));
+  t.same(source.log, ['pause', 'chunk:ab', 'chunk:cde', 'end']);
+  t.end();
+});
+
+t.test('pause() and resume() pass through to the source', (t) => {
+  const { source, body: b } = body(null);
+  b.resume();
+  b.pause();
+  t.same(source.log, ['pause', 'resume', 'pause']);
+  t.end();
+});
+
+t.test('bytes() collects the whole body', async (t) => {
+  const { source, body: b } = body(null);
+  b.push(buf('hello '), false);
+  const read = b.bytes(100);
+  b.push(buf('world'), true);
+  t.equal((await read).toString('utf8'), 'hello world');
+  t.same(source.log, ['pause', 'resume']);
+
+  const single = body(3);
+  single.body.push(buf('abc'), true);
+  t.equal((await single.body.bytes(3)).toString('utf8'), 'abc', 'exactly the limit is allowed');
+});
+
+t.test('bytes() rejects with 413 when the declared length exceeds the limit, without consuming or resuming', async (t) => {
+  const { source, body: b } = body(2048);
+  b.push(buf('held'), false);
+  const error = await b.bytes(1024).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  t.type(error, ServiceError);
+  const serviceError = error as ServiceError;
+  t.equal(serviceError.status, 413);
+  t.equal(serviceError.name, 'PayloadTooLargeError');
+  t.equal(serviceError.messageKey, 'error.payloadTooLarge');
+  t.equal(serviceError.value, 1024);
+  t.same(source.log, ['pause'], 'the socket stays paused');
+  const log: string[] = [];
+  t.doesNotThrow(() => b.consume(recorder(log)), 'no consumer was attached');
+  t.same(log, ['chunk:held'], 'the held chunk was not read away');
+});
+
+t.test('bytes() rejects with 413 when streamed bytes exceed the limit, and pauses the source', async (t) => {
+  for (const declared of [null, 4]) {
+    const { source, body: b } = body(declared);
+    const read = b.bytes(8);
+    b.push(buf('12345'), false);
+    b.push(buf('6789'), false);
+    const error = await read.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    t.type(error, ServiceError, `declared ${declared}`);
+    t.equal((error as ServiceError).status, 413);
+    t.equal((error as ServiceError).value, 8);
+    t.same(source.log, ['pause', 'resume', 'pause'], 'paused again once over the limit');
+    b.push(buf('more'), true);
+    t.equal(b.complete, true, 'later chunks are ignored without error');
+  }
+});
+
+t.test('json() parses the body', async (t) => {
+  const { body: b } = body(null);
+  const read = b.json(1024);
+  b.push(buf('{"name":"caf'), false);
+  b.push(Buffer.from([0xc3]), false);
+  b.push(Buffer.from([0xa9]), false);
+  b.push(buf('","n":[1,2]}'), true);
+  t.same(await read, { name: 'café', n: [1, 2] }, 'a multi-byte character split across chunks survives');
+});
+
+t.test('json() returns {} for an empty body', async (t) => {
+  const empty = body(0);
+  empty.body.push(Buffer.alloc(0), true);
+  t.same(await empty.body.json(1024), {});
+
+  const none = body(null, false);
+  t.same(await none.body.json(1024), {}, 'no body at all');
+});
+
+t.test('json() rejects malformed JSON with 400 error.badRequest', async (t) => {
+  for (const text of ['{"a":', 'not json', '{a:1}', '\u0000']) {
+    const { body: b } = body(null);
+    b.push(buf(text), true);
+    const error = await b.json(1024).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    t.type(error, ServiceError, JSON.stringify(text));
+    t.equal((error as ServiceError).status, 400);
+    t.equal((error as ServiceError).name, 'BadRequestError');
+    t.equal((error as ServiceError).messageKey, 'error.badRequest');
+    t.equal((error as ServiceError).message, 'The request body is not valid JSON.');
+  }
+});
+
+t.test('json() passes on a 413 from bytes()', async (t) => {
+  const { body: b } = body(5000);
+  const error = await b.json(1024).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  t.type(error, ServiceError);
+  t.equal((error as ServiceError).status, 413);
+});
+
+t.test('fail() before consume rejects the read with the reason', async (t) => {
+  const { source, body: b } = body(null);
+  b.push(buf('partial'), false);
+  b.fail(new ClientAbortedError());
+  t.equal(b.aborted, true);
+  await t.rejects(b.bytes(1024), ClientAbortedError);
+  t.same(source.log, ['pause'], 'an aborted body is never resumed');
+});
+
+t.test('fail() after consume rejects the read with the reason', async (t) => {
+  const { body: b } = body(null);
+  const read = b.bytes(1024);
+  b.push(buf('partial'), false);
+  await tick();
+  b.fail(new ClientAbortedError());
+  const error = await read.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  t.type(error, ClientAbortedError);
+  t.equal((error as Error).message, 'The client closed the connection');
+  t.equal((error as Error).name, 'ClientAbortedError');
+});
+
+t.test('fail() tells a consumer once and is ignored after the body ended', (t) => {
+  const { source, body: b } = body(null);
+  b.consume(recorder(source.log));
+  b.fail(new ClientAbortedError());
+  b.fail(new Error('second'));
+  t.same(source.log, ['pause', 'resume', 'abort:ClientAbortedError']);
+
+  const ended = body(3);
+  ended.body.push(buf('abc'), true);
+  ended.body.fail(new ClientAbortedError());
+  t.equal(ended.body.aborted, false, 'a complete body cannot be aborted');
+  t.end();
+});
+
+t.test('no body (hasBody false) reads as empty immediately', async (t) => {
+  const { source, body: b } = body(null, false);
+  const data = await b.bytes(1024);
+  t.equal(data.length, 0);
+  t.same(source.log, [], 'neither paused nor resumed');
+
+  const log: string[] = [];
+  body(null, false).body.consume(recorder(log));
+  t.same(log, ['end'], 'a consumer gets end straight away');
+});
+
+t.test('consuming twice throws', async (t) => {
+  const { source, body: b } = body(null);
+  b.consume(recorder(source.log));
+  t.throws(() => b.consume(recorder([])), { message: 'request body is already being consumed' });
+  await t.rejects(b.bytes(1024), { message: 'request body is already being consumed' }, 'bytes() after consume rejects');
+
+  const read = body(null, false).body;
+  await read.bytes(10);
+  await t.rejects(read.bytes(10), { message: 'request body is already being consumed' }, 'a body can be read only once');
+});
