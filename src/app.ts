@@ -13,6 +13,7 @@ import { MemberService } from './domain/members/member.service.ts';
 import { TeamService } from './domain/teams/team.service.ts';
 import { serviceUnavailable } from './errors/errors.ts';
 import { Router } from './http/router.ts';
+import { RequestRateLimiter } from './limits/rate-limiter.ts';
 import { adminRoutes } from './http/routes/admin/admin-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
@@ -26,6 +27,7 @@ export interface Services {
   members: MemberService;
   apiKeys: ApiKeyService;
   media: MediaService;
+  rateLimiter: RequestRateLimiter;
 }
 
 /** Database, migrations, seed data and the domain services: what both the server and the CLI need. */
@@ -58,6 +60,12 @@ export class Backend {
         members: new MemberService(orm, authenticator),
         apiKeys: new ApiKeyService(orm, authenticator),
         media: new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl }),
+        rateLimiter: new RequestRateLimiter({
+          points: config.rateLimit.points,
+          durationSeconds: config.rateLimit.durationSeconds,
+          redisUrl: config.redisUrl,
+          logger,
+        }),
       };
       return new Backend(services, databaseUrl, embedded);
     } catch (error) {
@@ -68,6 +76,7 @@ export class Backend {
   }
 
   async close(): Promise<void> {
+    await this.services.rateLimiter.close();
     await this.services.orm.close();
     await this.embedded?.stop();
   }

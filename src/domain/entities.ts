@@ -7,6 +7,10 @@ import { TeamMember, TeamMemberGroup } from './members/team-member.entity.ts';
 import { Plan } from './plans/plan.entity.ts';
 import { TeamLog } from './team-logs/team-log.entity.ts';
 import { Team } from './teams/team.entity.ts';
+import { MediaEvent } from './uploads/media-event.entity.ts';
+import { MediaUsageDaily } from './uploads/media-usage-daily.entity.ts';
+import { UploadReservation } from './uploads/upload-reservation.entity.ts';
 import { User } from './users/user.entity.ts';
 
-export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog];
+export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
+  UploadReservation, MediaEvent, MediaUsageDaily];

@@ -3,6 +3,7 @@ import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { PermissionName, ScopeName } from '../auth/permissions.ts';
 import { forbidden, unauthorized } from '../errors/errors.ts';
+import type { RequestRateLimiter } from '../limits/rate-limiter.ts';
 import type { HttpRequest } from './types.ts';
 
 /** The `authSecret` header of the operator routes, compared in constant time. */
@@ -20,12 +21,28 @@ export interface MediaAccess {
   scope?: ScopeName;
 }
 
+export interface MediaGrant {
+  principal: Principal;
+  /** RateLimit headers for the response. */
+  headers: Record<string, string>;
+}
+
 /**
- * Spec section 5: a key of another team is 401, as if it did not exist; a
- * missing member permission or key scope is 403.
+ * The checks every media route makes before anything else, in the order of
+ * spec 7: the key (401), its team (401), scope and permission (403), then the
+ * key's rate limit (429).
  */
-export async function authorizeMedia(request: HttpRequest, authenticator: ApiKeyAuthenticator, access: MediaAccess): Promise<Principal> {
-  const principal = await authenticator.authenticate(request.headers['authorization']);
+export async function authorizeMedia(
+  request: HttpRequest,
+  deps: { authenticator: ApiKeyAuthenticator; rateLimiter: RequestRateLimiter },
+  access: MediaAccess,
+): Promise<MediaGrant> {
+  const principal = checkMediaAccess(request, await deps.authenticator.authenticate(request.headers['authorization']), access);
+  const headers = await deps.rateLimiter.consume(principal.keyId);
+  return { principal, headers };
+}
+
+function checkMediaAccess(request: HttpRequest, principal: Principal, access: MediaAccess): Principal {
   if (principal.teamId !== request.params['teamId']) throw unauthorized('The API key does not belong to this team');
   if (principal.scopes.length > 0 && !(access.scope && principal.scopes.includes(access.scope))) {
     throw forbidden('The API key lacks the scope for this route', access.scope);

@@ -20,6 +20,8 @@ export const TeamSchema = defineEntity({
     limitOverrides: p.json<Partial<PlanLimits>>().default('{}'),
     /** Bytes counted against maxTeamStorage: media, team files, to-do files and backups. */
     usedStorage: p.bigint('number').default(0).check('used_storage >= 0'),
+    /** Bytes held by uploads in progress; counted by the quota check, not reported as used. */
+    reservedStorage: p.bigint('number').default(0).check('reserved_storage >= 0'),
   },
 });
 

@@ -1,11 +1,13 @@
 import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import { parsePaging, type MediaService } from '../../../domain/media/media.service.ts';
+import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
 import { authorizeMedia } from '../../guards.ts';
 import { json, type Route } from '../../types.ts';
 
 export interface MediaRouteDeps {
   authenticator: ApiKeyAuthenticator;
+  rateLimiter: RequestRateLimiter;
   media: MediaService;
 }
 
@@ -16,9 +18,9 @@ export function mediaRoutes(deps: MediaRouteDeps): Route[] {
       method: 'GET',
       pattern: '/v1/cdn/media/:teamId',
       handler: async (request) => {
-        const principal = await authorizeMedia(request, deps.authenticator, { permission: Permission.mediaView });
+        const { principal, headers } = await authorizeMedia(request, deps, { permission: Permission.mediaView });
         const paging = parsePaging(request.headers['pagenumber'], request.headers['pagesize']);
-        return json(200, await deps.media.list(principal.teamId, paging));
+        return json(200, await deps.media.list(principal.teamId, paging), headers);
       },
     },
   ];
