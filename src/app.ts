@@ -13,7 +13,15 @@ import { MemberService } from './domain/members/member.service.ts';
 import { TeamService } from './domain/teams/team.service.ts';
 import { serviceUnavailable } from './errors/errors.ts';
 import { Router } from './http/router.ts';
+import { uploadRoutes } from './http/routes/media/upload-routes.ts';
+import { AdmissionGate } from './limits/admission-gate.ts';
 import { RequestRateLimiter } from './limits/rate-limiter.ts';
+import { loadXxhash } from './media/content-hash.ts';
+import { MediaPool } from './pool/media-pool.ts';
+import { createObjectStore } from './storage/create-object-store.ts';
+import type { ObjectStore } from './storage/object-store.ts';
+import { StorageQuota } from './domain/uploads/storage-quota.ts';
+import { UploadService } from './upload/upload-service.ts';
 import { adminRoutes } from './http/routes/admin/admin-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
@@ -28,6 +36,10 @@ export interface Services {
   apiKeys: ApiKeyService;
   media: MediaService;
   rateLimiter: RequestRateLimiter;
+  store: ObjectStore;
+  pool: MediaPool;
+  gate: AdmissionGate;
+  uploads: UploadService;
 }
 
 /** Database, migrations, seed data and the domain services: what both the server and the CLI need. */
@@ -53,19 +65,27 @@ export class Backend {
       await migrate(orm);
       await seedPlans(orm);
       const authenticator = new ApiKeyAuthenticator({ orm, cacheSeconds: config.apiKeyCacheSeconds });
+      const teams = new TeamService(orm);
+      const media = new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl });
+      const store = createObjectStore(config.storage, config.dataDir);
+      const pool = new MediaPool({ threads: config.workerThreads, onError: (error) => logger.error({ err: error }, 'worker pool error') });
       const services: Services = {
         orm,
         authenticator,
-        teams: new TeamService(orm),
+        teams,
         members: new MemberService(orm, authenticator),
         apiKeys: new ApiKeyService(orm, authenticator),
-        media: new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl }),
+        media,
         rateLimiter: new RequestRateLimiter({
           points: config.rateLimit.points,
           durationSeconds: config.rateLimit.durationSeconds,
           redisUrl: config.redisUrl,
           logger,
         }),
+        store,
+        pool,
+        gate: new AdmissionGate(config.upload),
+        uploads: new UploadService({ orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), teams, media }),
       };
       return new Backend(services, databaseUrl, embedded);
     } catch (error) {
@@ -77,6 +97,8 @@ export class Backend {
 
   async close(): Promise<void> {
     await this.services.rateLimiter.close();
+    await this.services.pool.close();
+    await this.services.store.close();
     await this.services.orm.close();
     await this.embedded?.stop();
   }
@@ -140,6 +162,7 @@ export class Application {
       const routes = [
         ...adminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...mediaRoutes(services),
+        ...uploadRoutes(services),
       ];
       for (const route of routes) this.router.add(route);
       this.lifecycle = 'ready';

@@ -90,13 +90,14 @@ export function uploadBusy(retryAfterSeconds: number): ServiceError {
   });
 }
 
-export function serviceUnavailable(message = 'The service is not accepting requests right now', retryAfterSeconds = 5): ServiceError {
+export function serviceUnavailable(message = 'The service is not accepting requests right now', retryAfterSeconds = 5, cause?: unknown): ServiceError {
   return new ServiceError({
     name: 'ServiceUnavailableError',
     status: 503,
     messageKey: 'error.serviceUnavailable',
     message,
     headers: { 'Retry-After': String(retryAfterSeconds) },
+    cause,
   });
 }
 

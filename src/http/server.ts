@@ -126,8 +126,8 @@ export class HttpServer {
   }
 
   private logFailure(request: HttpRequest, serviceError: ServiceError, error: unknown): void {
-    if (serviceError.status >= 500 && serviceError !== error) {
-      request.log.error({ err: error, method: request.method, path: request.path }, 'unexpected error');
+    if (serviceError.status >= 500 && (serviceError !== error || serviceError.cause !== undefined)) {
+      request.log.error({ err: error, method: request.method, path: request.path }, 'request failed');
     } else {
       request.log.debug({ status: serviceError.status, messageKey: serviceError.messageKey }, 'request refused');
     }

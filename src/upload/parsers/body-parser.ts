@@ -13,11 +13,13 @@ export interface BodyParserEvents {
   fileStart(info: FileStart): boolean;
   fileData(chunk: Buffer): void;
   fileEnd(): void;
-  /** The whole body is parsed; `fields` are the non-file values (JSON route) or empty. */
+  /** The whole body is parsed (maybe a few ticks after end()); `fields` are the non-file values. */
   finish(fields: Record<string, unknown>): void;
+  /** The body is rejected (a ServiceError such as 400) or a callback threw; nothing follows. */
+  error(error: unknown): void;
 }
 
-/** A push parser over one upload body. write() and end() throw ParseError on malformed input. */
+/** A push parser over one upload body; write() and end() never throw, errors go to error(). */
 export interface BodyParser {
   write(chunk: Buffer): void;
   end(): void;

@@ -1,0 +1,81 @@
+import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
+import { Permission, Scope } from '../../../auth/permissions.ts';
+import { badRequest } from '../../../errors/errors.ts';
+import type { AdmissionGate } from '../../../limits/admission-gate.ts';
+import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
+import { createJsonBodyParser, createMultipartBodyParser } from '../../../upload/parsers/upload-body-parsers.ts';
+import { parseMultipartOptions } from '../../../upload/upload-options.ts';
+import type { PreparedUpload, UploadService } from '../../../upload/upload-service.ts';
+import type { BodyParser, BodyParserEvents } from '../../../upload/parsers/body-parser.ts';
+import { authorizeMedia } from '../../guards.ts';
+import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
+
+export interface UploadRouteDeps {
+  authenticator: ApiKeyAuthenticator;
+  rateLimiter: RequestRateLimiter;
+  gate: AdmissionGate;
+  uploads: UploadService;
+}
+
+const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.mediaUpload };
+
+/**
+ * The two upload routes of spec 4.2 and 4.3. Everything decidable from the
+ * headers is decided before the admission gate; while an upload waits for a
+ * slot its socket stays paused and no body byte is read.
+ */
+export function uploadRoutes(deps: UploadRouteDeps): Route[] {
+  async function upload(
+    request: HttpRequest,
+    prepare: () => Promise<PreparedUpload>,
+    createParser: (events: BodyParserEvents) => BodyParser,
+    rateHeaders: Record<string, string>,
+  ): Promise<HttpResult> {
+    const prepared = await prepare();
+    const release = await deps.gate.admit(request.signal);
+    try {
+      const created = await deps.uploads.run({ prepared, body: request.body, createParser });
+      return json(201, created, rateHeaders);
+    } finally {
+      release();
+    }
+  }
+
+  return [
+    {
+      method: 'POST',
+      pattern: '/v1/cdn/media/:teamId/upload/file',
+      handler: async (request) => {
+        const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
+        const contentType = request.headers['content-type'] ?? '';
+        if (!/^multipart\/form-data\s*;.*boundary=/i.test(contentType)) {
+          throw badRequest('The body must be multipart/form-data with a boundary', 'content-type');
+        }
+        const options = parseMultipartOptions(request.query);
+        return upload(
+          request,
+          () => deps.uploads.prepare(principal, 'multipart', request.body.declaredLength, options),
+          (events) => createMultipartBodyParser(contentType, events),
+          headers,
+        );
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/v1/cdn/media/:teamId/upload',
+      handler: async (request) => {
+        const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
+        const contentType = request.headers['content-type'];
+        if (contentType !== undefined && !/json/i.test(contentType)) {
+          throw badRequest('The body must be JSON (application/json)', 'content-type');
+        }
+        return upload(
+          request,
+          () => deps.uploads.prepare(principal, 'json', request.body.declaredLength, null),
+          (events) => createJsonBodyParser(events),
+          headers,
+        );
+      },
+    },
+  ];
+}

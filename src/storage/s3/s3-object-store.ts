@@ -1,0 +1,537 @@
+// The `s3` driver: any S3-compatible endpoint (AWS S3, Ceph RGW, ...), through @aws-sdk/client-s3
+// and @aws-sdk/lib-storage.
+//
+// Writing: a writer feeds a PassThrough that lib-storage's `Upload` reads. Up to one part's worth
+// of bytes (small objects) becomes a single PutObject; anything larger becomes a multipart upload
+// with `queueSize` parts in flight at once.
+//
+// Memory per writer, worst case ≈ (queueSize + 1) × partSize + 2 × highWaterMark:
+// every part in flight holds its buffer, one more part is being gathered, and the PassThrough
+// holds up to highWaterMark on each of its two sides before write() returns false.
+// With the defaults (8 MiB parts, queueSize 2, 1 MiB highWaterMark) that is about 26 MiB for a
+// large upload; a 2 MB screenshot never holds more than its own size plus the PassThrough.
+//
+// Part size: 8 MiB by default (S3's minimum is 5 MiB); grown, in whole MiB, for an `expectedSize`
+// that would need more than 9,000 parts, so the upload stays below S3's 10,000-part limit with
+// headroom if the body turns out somewhat larger than announced (a 250 MB video takes 30 parts).
+//
+// Clean-up: every request of a writer goes through a per-writer wrapper of the client that adds
+// the writer's abort signal, remembers the UploadId and whether the object may already exist, and
+// knows which requests are still in flight. abort() and failures cancel what is in flight, abort
+// the multipart upload themselves (lib-storage sends its AbortMultipartUpload asynchronously and
+// does not report its outcome), delete an object a cancelled PutObject/Complete may have written,
+// and then list the key's multipart uploads until none is left, retrying for a few seconds.
+import http from 'node:http';
+import https from 'node:https';
+import { PassThrough, Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  AbortMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import type { HeadObjectCommandOutput } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { StorageError, assertValidKey, checkRange, isValidKey } from '../object-store.ts';
+import type {
+  ObjectInfo,
+  ObjectStore,
+  ObjectWriter,
+  OpenWriterOptions,
+  ReadOptions,
+  StaleUpload,
+  StorageErrorCode,
+} from '../object-store.ts';
+
+export interface S3ObjectStoreOptions {
+  /** Null for AWS S3 itself; otherwise the endpoint URL, e.g. http://127.0.0.1:7480. */
+  endpoint: string | null;
+  region: string;
+  bucket: string;
+  /** Null (both) to use the SDK's default credential chain (environment, instance role, ...). */
+  accessKeyId: string | null;
+  secretAccessKey: string | null;
+  forcePathStyle: boolean;
+  /**
+   * Prepended to every key (default ''), e.g. 'media-service/'. The sweeper only lists multipart
+   * uploads under it, so give the service its own prefix when the bucket is shared.
+   */
+  keyPrefix?: string;
+  /** Minimum part size in bytes (default 8 MiB, at least 5 MiB). */
+  partSize?: number;
+  /** Parts uploaded in parallel per writer (default 2). */
+  queueSize?: number;
+  /** Bytes queued in a writer's PassThrough before write() returns false (default 1 MiB). */
+  highWaterMark?: number;
+  /** Connections kept per endpoint (default 64); requests beyond wait for a free socket. */
+  maxSockets?: number;
+  /** Attempts per request, including the first (default 3). */
+  maxAttempts?: number;
+}
+
+const MiB = 1024 * 1024;
+export const MIN_PART_SIZE = 5 * MiB;
+export const DEFAULT_PART_SIZE = 8 * MiB;
+const MAX_PART_SIZE = 5 * 1024 * MiB;
+/** S3 allows 10,000 parts; aim for 9,000 so a body larger than announced still fits. */
+const TARGET_MAX_PARTS = 9_000;
+export const DEFAULT_QUEUE_SIZE = 2;
+const DEFAULT_HIGH_WATER_MARK = MiB;
+const DEFAULT_MAX_SOCKETS = 64;
+/** How long abort() keeps checking that the key's multipart uploads are really gone. */
+const SWEEP_DEADLINE_MS = 5_000;
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export function choosePartSize(minimum: number, expectedSize?: number): number {
+  let size = Math.max(MIN_PART_SIZE, minimum);
+  if (expectedSize !== undefined && Number.isFinite(expectedSize) && expectedSize > 0) {
+    const needed = Math.ceil(expectedSize / TARGET_MAX_PARTS);
+    if (needed > size) size = Math.ceil(needed / MiB) * MiB;
+  }
+  return Math.min(size, MAX_PART_SIZE);
+}
+
+interface SdkErrorShape {
+  name?: string;
+  code?: string;
+  message?: string;
+  $metadata?: { httpStatusCode?: number };
+}
+
+function httpStatusOf(error: unknown): number | undefined {
+  return (error as SdkErrorShape | null)?.$metadata?.httpStatusCode;
+}
+
+/** The server answered with a 4xx: it refused the request, so the request changed nothing. */
+function isRefusal(error: unknown): boolean {
+  const status = httpStatusOf(error);
+  return status !== undefined && status >= 400 && status < 500;
+}
+
+function isNotFound(error: unknown): boolean {
+  const name = (error as SdkErrorShape | null)?.name;
+  return httpStatusOf(error) === 404 || name === 'NotFound' || name === 'NoSuchKey' || name === 'NoSuchUpload';
+}
+
+function codeFor(error: unknown): StorageErrorCode {
+  const status = httpStatusOf(error);
+  if (status !== undefined) return status >= 500 || status === 429 ? 'unavailable' : 'failed';
+  const { name, code } = (error as SdkErrorShape | null) ?? {};
+  if (name === 'TimeoutError' || (code !== undefined && NETWORK_ERROR_CODES.has(code))) return 'unavailable';
+  return 'failed';
+}
+
+function wrap(error: unknown, operation: string, key: string | null): StorageError {
+  if (error instanceof StorageError) return error;
+  const { name, message } = (error as SdkErrorShape | null) ?? {};
+  const status = httpStatusOf(error);
+  const detail = [name, status === undefined ? undefined : `HTTP ${status}`, message].filter(Boolean).join(', ');
+  return new StorageError(`S3 ${operation}${key === null ? '' : ` of ${key}`} failed${detail ? `: ${detail}` : ''}`, {
+    code: codeFor(error),
+    operation,
+    key,
+    cause: error,
+  });
+}
+
+function commandName(command: unknown): string {
+  return (command as { constructor?: { name?: string } } | null)?.constructor?.name ?? '';
+}
+
+type Send = (command: unknown, options?: { abortSignal?: AbortSignal }) => Promise<unknown>;
+
+interface StoreContext {
+  client: S3Client;
+  bucket: string;
+}
+
+type WriterState = 'open' | 'finishing' | 'finished' | 'failed' | 'aborted';
+
+class S3ObjectWriter implements ObjectWriter {
+  readonly #context: StoreContext;
+  /** The key as the caller knows it (without the store's prefix). */
+  readonly #key: string;
+  /** The S3 object key (with the store's prefix). */
+  readonly #objectKey: string;
+  readonly #body: PassThrough;
+  readonly #controller = new AbortController();
+  readonly #done: Promise<{ ETag?: string }>;
+  readonly #inFlight = new Set<Promise<void>>();
+  #state: WriterState = 'open';
+  #bytes = 0;
+  #uploadId: string | null = null;
+  /** A CreateMultipartUpload got no definite answer (network error, cancelled): one may exist. */
+  #createUncertain = false;
+  /** A PutObject or CompleteMultipartUpload was sent: the object may exist. */
+  #objectMayExist = false;
+  #failure: StorageError | null = null;
+  #errorListeners: ((error: Error) => void)[] = [];
+  #cleanup: Promise<void> | null = null;
+  #finishing: Promise<{ size: number; etag: string | null }> | null = null;
+  #aborting: Promise<void> | null = null;
+
+  constructor(options: {
+    context: StoreContext;
+    key: string;
+    objectKey: string;
+    contentType: string;
+    partSize: number;
+    queueSize: number;
+    highWaterMark: number;
+  }) {
+    this.#context = options.context;
+    this.#key = options.key;
+    this.#objectKey = options.objectKey;
+    this.#body = new PassThrough({ highWaterMark: options.highWaterMark });
+    // lib-storage only calls `client.send` and reads `client.config`; this view of the shared
+    // client routes its requests through #send, per writer, without touching the shared client.
+    const client = Object.create(options.context.client) as S3Client;
+    (client as unknown as { send: Send }).send = (command) => this.#send(command);
+    const upload = new Upload({
+      client,
+      params: { Bucket: options.context.bucket, Key: options.objectKey, Body: this.#body, ContentType: options.contentType },
+      partSize: options.partSize,
+      queueSize: options.queueSize,
+      leavePartsOnError: false,
+      abortController: this.#controller,
+    });
+    // Starts reading the body at once; it settles when the body ends (finish) or on abort/failure.
+    this.#done = upload.done();
+    this.#done.catch((error: unknown) => {
+      if (this.#state === 'open') this.#fail(error, 'write');
+    });
+  }
+
+  get bytesWritten(): number {
+    return this.#bytes;
+  }
+
+  write(chunk: Buffer): boolean {
+    if (this.#state === 'open') {
+      this.#bytes += chunk.length;
+      return this.#body.write(chunk);
+    }
+    // After a failure or abort the upload is over and the caller has been told; drop the bytes.
+    if (this.#state === 'failed' || this.#state === 'aborted') return true;
+    throw new StorageError('write() after finish()', { code: 'failed', operation: 'write', key: this.#key });
+  }
+
+  onDrain(listener: () => void): void {
+    this.#body.on('drain', listener);
+  }
+
+  onError(listener: (error: Error) => void): void {
+    const failure = this.#failure;
+    if (failure?.operation === 'write') queueMicrotask(() => listener(failure));
+    else this.#errorListeners.push(listener);
+  }
+
+  finish(): Promise<{ size: number; etag: string | null }> {
+    this.#finishing ??= this.#finish();
+    return this.#finishing;
+  }
+
+  abort(): Promise<void> {
+    if (this.#state === 'finished') return Promise.resolve();
+    this.#aborting ??= this.#abort().catch((error: unknown) => {
+      this.#aborting = null; // let a later call try again
+      throw wrap(error, 'abort', this.#key);
+    });
+    return this.#aborting;
+  }
+
+  /** Every request of this writer: lib-storage's, and our own HeadObject. */
+  #send<T>(command: unknown): Promise<T> {
+    const name = commandName(command);
+    // lib-storage's own AbortMultipartUpload must not be cancelled by the abort it follows.
+    const cancellable = name !== 'AbortMultipartUploadCommand';
+    const createsObject = name === 'PutObjectCommand' || name === 'CompleteMultipartUploadCommand';
+    if (createsObject) this.#objectMayExist = true;
+    const request = (this.#context.client.send as Send).call(
+      this.#context.client,
+      command,
+      cancellable ? { abortSignal: this.#controller.signal } : undefined,
+    ) as Promise<T>;
+    const tracked = request.then(
+      (output) => {
+        if (name === 'CreateMultipartUploadCommand') this.#uploadId = (output as { UploadId?: string }).UploadId ?? null;
+      },
+      (error: unknown) => {
+        if (name === 'CreateMultipartUploadCommand' && !isRefusal(error)) this.#createUncertain = true;
+        // A refused PutObject/Complete wrote nothing (only one of them is ever sent per writer).
+        if (createsObject && isRefusal(error)) this.#objectMayExist = false;
+        // The SDK has already retried; report the failure now instead of when lib-storage gives up.
+        if (cancellable && this.#state === 'open' && !this.#controller.signal.aborted) this.#fail(error, 'write');
+      },
+    );
+    this.#inFlight.add(tracked);
+    void tracked.then(() => this.#inFlight.delete(tracked));
+    return request;
+  }
+
+  #fail(error: unknown, operation: 'write' | 'finish'): StorageError {
+    if (this.#failure) return this.#failure;
+    const failure = wrap(error, operation, this.#key);
+    this.#state = 'failed';
+    this.#failure = failure;
+    this.#controller.abort(); // cancels the parts in flight; lib-storage stops
+    this.#body.destroy();
+    this.#runCleanup().catch(() => undefined);
+    const listeners = this.#errorListeners;
+    this.#errorListeners = [];
+    if (operation === 'write') for (const listener of listeners) listener(failure);
+    return failure;
+  }
+
+  #abortedError(): StorageError {
+    return new StorageError('The writer was aborted', { code: 'aborted', operation: 'finish', key: this.#key });
+  }
+
+  async #finish(): Promise<{ size: number; etag: string | null }> {
+    if (this.#failure) {
+      await this.#runCleanup().catch(() => undefined);
+      throw this.#failure;
+    }
+    if (this.#state === 'aborted') throw this.#abortedError();
+    this.#state = 'finishing';
+    this.#body.end();
+    try {
+      const output = await this.#done;
+      if ((this.#state as WriterState) === 'aborted') throw this.#abortedError();
+      let etag = output.ETag || null;
+      if (etag === null) {
+        // RGW answers CompleteMultipartUpload without an ETag; HeadObject has it.
+        const head = await this.#send<HeadObjectCommandOutput>(new HeadObjectCommand({ Bucket: this.#context.bucket, Key: this.#objectKey }));
+        if (head.ContentLength !== undefined && head.ContentLength !== this.#bytes) {
+          throw new Error(`wrote ${this.#bytes} bytes but the object holds ${head.ContentLength}`);
+        }
+        etag = head.ETag || null;
+      }
+      if ((this.#state as WriterState) === 'aborted') throw this.#abortedError();
+      this.#state = 'finished';
+      return { size: this.#bytes, etag };
+    } catch (error) {
+      if ((this.#state as WriterState) === 'aborted') throw this.#abortedError(); // abort() cleans up
+      const failure = this.#fail(error, 'finish');
+      await this.#runCleanup().catch(() => undefined);
+      throw failure;
+    }
+  }
+
+  async #abort(): Promise<void> {
+    this.#state = 'aborted';
+    this.#controller.abort(); // what upload.abort() does; also cancels our requests in flight
+    this.#body.destroy();
+    if (this.#finishing) await this.#finishing.catch(() => undefined);
+    await this.#runCleanup();
+  }
+
+  /** One clean-up at a time; a failed one is run again by the next abort(). */
+  #runCleanup(): Promise<void> {
+    if (!this.#cleanup) {
+      const attempt = this.#cleanUp();
+      this.#cleanup = attempt;
+      attempt.catch(() => {
+        if (this.#cleanup === attempt) this.#cleanup = null;
+      });
+    }
+    return this.#cleanup;
+  }
+
+  async #cleanUp(): Promise<void> {
+    // Requests in flight were cancelled; let them settle so none lands after the checks below.
+    while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
+    const { client, bucket } = this.#context;
+    if (this.#uploadId !== null) await abortMultipartUpload(client, bucket, this.#objectKey, this.#uploadId);
+    if (this.#objectMayExist) await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: this.#objectKey }));
+    if (this.#uploadId !== null || this.#createUncertain) await this.#sweepKey();
+  }
+
+  /** Aborts whatever multipart upload is still listed for the key, until none is. */
+  async #sweepKey(): Promise<void> {
+    const { client, bucket } = this.#context;
+    const deadline = Date.now() + SWEEP_DEADLINE_MS;
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1_000)) {
+      const page = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: this.#objectKey }));
+      const left = (page.Uploads ?? []).filter((upload) => upload.Key === this.#objectKey && upload.UploadId);
+      if (left.length === 0) return;
+      for (const upload of left) await abortMultipartUpload(client, bucket, this.#objectKey, upload.UploadId!);
+      if (Date.now() + delay > deadline) {
+        throw new StorageError(`Multipart uploads of ${this.#key} are still listed after aborting them`, {
+          code: 'unavailable',
+          operation: 'abort',
+          key: this.#key,
+        });
+      }
+      await sleep(delay);
+    }
+  }
+}
+
+/** AbortMultipartUpload; an upload that is already gone is fine. */
+async function abortMultipartUpload(client: S3Client, bucket: string, objectKey: string, uploadId: string): Promise<void> {
+  try {
+    await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: objectKey, UploadId: uploadId }));
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
+
+export class S3ObjectStore implements ObjectStore {
+  readonly driver = 's3' as const;
+  readonly bucket: string;
+  readonly keyPrefix: string;
+  readonly partSize: number;
+  readonly queueSize: number;
+  readonly #client: S3Client;
+  readonly #highWaterMark: number;
+
+  constructor(options: S3ObjectStoreOptions) {
+    const prefix = options.keyPrefix ?? '';
+    if (prefix !== '' && !/^[A-Za-z0-9/_.-]{1,256}$/.test(prefix)) {
+      throw new StorageError(`Invalid key prefix ${JSON.stringify(prefix)}`, { code: 'invalid-key', operation: 'configure' });
+    }
+    if ((options.accessKeyId === null) !== (options.secretAccessKey === null)) {
+      throw new StorageError('Give both the S3 access key id and the secret, or neither', { code: 'failed', operation: 'configure' });
+    }
+    this.bucket = options.bucket;
+    this.keyPrefix = prefix;
+    this.partSize = Math.max(MIN_PART_SIZE, options.partSize ?? DEFAULT_PART_SIZE);
+    this.queueSize = Math.max(1, Math.floor(options.queueSize ?? DEFAULT_QUEUE_SIZE));
+    this.#highWaterMark = options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK;
+    const maxSockets = options.maxSockets ?? DEFAULT_MAX_SOCKETS;
+    this.#client = new S3Client({
+      region: options.region,
+      ...(options.endpoint === null ? {} : { endpoint: options.endpoint }),
+      forcePathStyle: options.forcePathStyle,
+      ...(options.accessKeyId !== null && options.secretAccessKey !== null
+        ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
+        : {}),
+      // The SDK's defaults send a streamed body as aws-chunked with a checksum trailer, which
+      // RGW (411) and others refuse or store corrupted; checksums only where S3 requires them.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      maxAttempts: options.maxAttempts ?? 3,
+      // An options object: the SDK builds its NodeHttpHandler from it.
+      requestHandler: {
+        connectionTimeout: 5_000,
+        // From sending the request to the response headers, an 8 MiB part included.
+        requestTimeout: 120_000,
+        throwOnRequestTimeout: true,
+        // A socket silent this long is dead (also while a GetObject body is being read).
+        socketTimeout: 60_000,
+        httpAgent: new http.Agent({ keepAlive: true, maxSockets }),
+        httpsAgent: new https.Agent({ keepAlive: true, maxSockets }),
+      },
+    });
+  }
+
+  #objectKey(key: unknown, operation: string): string {
+    assertValidKey(key, operation);
+    return this.keyPrefix + key;
+  }
+
+  openWriter(key: string, options: OpenWriterOptions): ObjectWriter {
+    const objectKey = this.#objectKey(key, 'openWriter');
+    return new S3ObjectWriter({
+      context: { client: this.#client, bucket: this.bucket },
+      key,
+      objectKey,
+      contentType: options.contentType,
+      partSize: choosePartSize(this.partSize, options.expectedSize),
+      queueSize: this.queueSize,
+      highWaterMark: this.#highWaterMark,
+    });
+  }
+
+  async read(key: string, options?: ReadOptions): Promise<Readable> {
+    const objectKey = this.#objectKey(key, 'read');
+    const ranged = options?.start !== undefined || options?.end !== undefined;
+    const { start, end } = checkRange(options, key);
+    try {
+      const output = await this.#client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: objectKey, ...(ranged ? { Range: `bytes=${start}-${end ?? ''}` } : {}) }),
+      );
+      if (!(output.Body instanceof Readable)) throw new Error('GetObject returned no Node stream');
+      return output.Body;
+    } catch (error) {
+      if (isNotFound(error)) throw new StorageError(`No object under ${key}`, { code: 'not-found', operation: 'read', key, cause: error });
+      if (httpStatusOf(error) === 416) {
+        throw new StorageError(`Range ${start}-${end ?? ''} is outside the object`, { code: 'invalid-range', operation: 'read', key, cause: error });
+      }
+      throw wrap(error, 'read', key);
+    }
+  }
+
+  async stat(key: string): Promise<ObjectInfo | null> {
+    const objectKey = this.#objectKey(key, 'stat');
+    try {
+      const head = await this.#client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: objectKey }));
+      return { size: head.ContentLength ?? 0, etag: head.ETag || null, lastModified: head.LastModified ?? null };
+    } catch (error) {
+      if (isNotFound(error) && (error as SdkErrorShape).name !== 'NoSuchBucket') return null;
+      throw wrap(error, 'stat', key);
+    }
+  }
+
+  async remove(key: string): Promise<void> {
+    const objectKey = this.#objectKey(key, 'remove');
+    try {
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey }));
+    } catch (error) {
+      if (isNotFound(error) && (error as SdkErrorShape).name !== 'NoSuchBucket') return;
+      throw wrap(error, 'remove', key);
+    }
+  }
+
+  /** Multipart uploads under the key prefix initiated before `olderThan` (all pages). */
+  async listStaleUploads(olderThan: Date): Promise<StaleUpload[]> {
+    const stale: StaleUpload[] = [];
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    try {
+      for (;;) {
+        const page = await this.#client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.bucket,
+            ...(this.keyPrefix ? { Prefix: this.keyPrefix } : {}),
+            ...(keyMarker === undefined ? {} : { KeyMarker: keyMarker }),
+            ...(uploadIdMarker === undefined ? {} : { UploadIdMarker: uploadIdMarker }),
+          }),
+        );
+        for (const upload of page.Uploads ?? []) {
+          if (!upload.Key?.startsWith(this.keyPrefix) || !upload.UploadId) continue;
+          const key = upload.Key.slice(this.keyPrefix.length);
+          if (!isValidKey(key)) continue; // not one of ours
+          // Without an Initiated date an upload cannot be told apart from a fresh one; list it anyway
+          // so it is not left forever.
+          if (upload.Initiated && upload.Initiated.getTime() >= olderThan.getTime()) continue;
+          stale.push({ key, uploadId: upload.UploadId, startedAt: upload.Initiated ?? null });
+        }
+        if (!page.IsTruncated) break;
+        if (page.NextKeyMarker === keyMarker && page.NextUploadIdMarker === uploadIdMarker) break; // no progress
+        keyMarker = page.NextKeyMarker;
+        uploadIdMarker = page.NextUploadIdMarker;
+      }
+    } catch (error) {
+      throw wrap(error, 'listStaleUploads', null);
+    }
+    return stale;
+  }
+
+  async abortStaleUpload(upload: { key: string; uploadId: string }): Promise<void> {
+    const objectKey = this.#objectKey(upload.key, 'abortStaleUpload');
+    try {
+      await abortMultipartUpload(this.#client, this.bucket, objectKey, upload.uploadId);
+    } catch (error) {
+      throw wrap(error, 'abortStaleUpload', upload.key);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#client.destroy();
+  }
+}

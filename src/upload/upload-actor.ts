@@ -1,0 +1,307 @@
+import { badRequest, payloadTooLarge, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
+import type { ServiceError } from '../errors/service-error.ts';
+import type { ObjectWriter } from '../storage/object-store.ts';
+import type { BodyParser, BodyParserEvents, FileStart } from './parsers/body-parser.ts';
+
+/** Bytes of a file's start that type sniffing looks at. */
+export const SNIFF_BYTES = 4096;
+/** Files up to this size are not reserved while streaming; the commit's conditional update alone guards the quota. */
+export const UNRESERVED_BYTES = 256 * 1024;
+const MIN_RESERVATION_STEP = 1024 * 1024;
+
+export interface SniffOutcome {
+  contentType: string | null;
+  blocked: string | null;
+}
+
+/** Everything the actor knows once the body is complete, handed to the commit. */
+export interface ReceivedFile {
+  file: FileStart;
+  fields: Record<string, unknown>;
+  size: number;
+  hash: string;
+  sniffedType: string | null;
+}
+
+/** The actor's view of the world; the route wires it to storage, the pool, the quota and the body. */
+export interface UploadEnvironment<Result> {
+  createParser(events: BodyParserEvents): BodyParser;
+  openWriter(): ObjectWriter;
+  sniff(head: Buffer): Promise<SniffOutcome>;
+  /** Feeds the content hash; digest() when the file is complete. */
+  hashChunk(chunk: Buffer): void;
+  resetHash(): void;
+  digest(): Promise<string>;
+  /** Grows the upload's storage reservation; false when the team's storage is full. */
+  reserve(bytes: number): Promise<boolean>;
+  release(): Promise<void>;
+  /** Validates the complete upload and commits it (media row, quota, event); may throw a ServiceError. */
+  commit(received: ReceivedFile, writer: ObjectWriter): Promise<Result>;
+  pauseBody(): void;
+  resumeBody(): void;
+}
+
+export interface UploadLimits {
+  /** Largest body accepted (413 beyond). */
+  maxBodyBytes: number;
+  /** The team's maxMediaFileSize (402 beyond); null means unlimited. */
+  maxFileBytes: number | null;
+}
+
+export type UploadMessage =
+  | { type: 'chunk'; data: Buffer }
+  | { type: 'end' }
+  | { type: 'parsed'; fields: Record<string, unknown> }
+  | { type: 'abort'; reason: Error }
+  | { type: 'drain' }
+  | { type: 'writer-error'; error: Error }
+  | { type: 'reserved'; ok: boolean; bytes: number; exact: boolean }
+  | { type: 'sniffed'; outcome: SniffOutcome; generation: number }
+  | { type: 'failed'; error: unknown };
+
+type State = 'receiving' | 'committing' | 'done' | 'failed';
+
+/**
+ * One upload, as an explicit state machine driven by messages, one at a time.
+ * It owns the body parser, the storage writer, the byte counters, the hash
+ * feed, the sniff result and the quota reservation; nothing else touches them.
+ *
+ *   receiving --end, sniffed, parsed--> committing --committed--> done
+ *       \--refusal, abort, storage error--> failed (writer aborted, reservation released)
+ */
+export class UploadActor<Result> {
+  readonly result: Promise<Result>;
+  private state: State = 'receiving';
+  private readonly env: UploadEnvironment<Result>;
+  private readonly limits: UploadLimits;
+  private readonly parser: BodyParser;
+  private resolveResult!: (value: Result) => void;
+  private rejectResult!: (error: unknown) => void;
+
+  private bodyBytes = 0;
+  private bodyEnded = false;
+  private parsedFields: Record<string, unknown> | null = null;
+  private file: FileStart | null = null;
+  /** Counts files started, so results about an abandoned file are recognised. */
+  private fileGeneration = 0;
+  private fileEnded = false;
+  private fileBytes = 0;
+  private writer: ObjectWriter | null = null;
+  private readonly abandonedWriters: ObjectWriter[] = [];
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private sniffStarted = false;
+  private sniffOutcome: SniffOutcome | null = null;
+  private reservedBytes = 0;
+  private reservationPending = false;
+  private reserveExactly = false;
+  private readonly pausedBy = new Set<'writer' | 'quota'>();
+
+  constructor(env: UploadEnvironment<Result>, limits: UploadLimits) {
+    this.env = env;
+    this.limits = limits;
+    this.result = new Promise<Result>((resolve, reject) => {
+      this.resolveResult = resolve;
+      this.rejectResult = reject;
+    });
+    this.parser = env.createParser({
+      fileStart: (info) => this.onFileStart(info),
+      fileData: (chunk) => this.onFileData(chunk),
+      fileEnd: () => this.onFileEnd(),
+      finish: (fields) => this.send({ type: 'parsed', fields }),
+      error: (error) => this.send({ type: 'failed', error }),
+    });
+  }
+
+  get currentState(): State {
+    return this.state;
+  }
+
+  send(message: UploadMessage): void {
+    if (this.state === 'done' || this.state === 'failed') return;
+    try {
+      this.handle(message);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  private handle(message: UploadMessage): void {
+    switch (message.type) {
+      case 'chunk':
+        if (this.state !== 'receiving') return;
+        this.bodyBytes += message.data.length;
+        if (this.bodyBytes > this.limits.maxBodyBytes) throw payloadTooLarge(this.limits.maxBodyBytes);
+        this.parser.write(message.data);
+        return;
+      case 'end':
+        if (this.state !== 'receiving') return;
+        this.bodyEnded = true;
+        this.parser.end();
+        return;
+      case 'parsed':
+        if (this.state !== 'receiving') return;
+        if (!this.file) throw badRequest('The request contains no file', 'file');
+        this.parsedFields = message.fields;
+        this.onFileEnd();
+        this.maybeCommit();
+        return;
+      case 'drain':
+        this.resume('writer');
+        return;
+      case 'reserved':
+        this.reservationPending = false;
+        if (message.ok) this.reservedBytes += message.bytes;
+        else if (message.exact) throw storageFull();
+        // A generous step did not fit; the bytes actually received still may.
+        else this.reserveExactly = true;
+        if (!this.requestReservation()) {
+          this.resume('quota');
+          this.maybeCommit();
+        }
+        return;
+      case 'sniffed':
+        if (message.generation !== this.fileGeneration) return; // the sniff of an abandoned file
+        this.sniffOutcome = message.outcome;
+        if (message.outcome.blocked) throw unsupportedMediaType(`Blocked file type: ${message.outcome.blocked}`, message.outcome.blocked);
+        this.maybeCommit();
+        return;
+      case 'writer-error':
+      case 'failed':
+        throw 'error' in message ? message.error : new Error('upload failed');
+      case 'abort':
+        throw message.reason;
+    }
+  }
+
+  private onFileStart(info: FileStart): boolean {
+    if (this.file) {
+      // A later part named `file` wins over an earlier file part of another name (spec 4.2).
+      if (info.fieldName !== 'file' || this.file.fieldName === 'file') return false;
+      this.abandonCurrentFile();
+    }
+    this.file = info;
+    this.fileGeneration++;
+    this.writer = this.env.openWriter();
+    const writer = this.writer;
+    writer.onDrain(() => {
+      if (writer === this.writer) this.send({ type: 'drain' });
+    });
+    writer.onError((error) => {
+      if (writer === this.writer) this.send({ type: 'writer-error', error });
+    });
+    return true;
+  }
+
+  private onFileData(chunk: Buffer): void {
+    if (this.state !== 'receiving' || !this.writer) return;
+    this.fileBytes += chunk.length;
+    const maxFile = this.limits.maxFileBytes;
+    if (maxFile !== null && this.fileBytes > maxFile) {
+      throw teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${maxFile} bytes`, maxFile);
+    }
+    if (this.headBytes < SNIFF_BYTES) {
+      this.head.push(chunk);
+      this.headBytes += chunk.length;
+      if (this.headBytes >= SNIFF_BYTES) this.startSniff();
+    }
+    this.env.hashChunk(chunk);
+    if (this.requestReservation()) this.pause('quota');
+    if (!this.writer.write(chunk)) this.pause('writer');
+  }
+
+  private onFileEnd(): void {
+    if (this.fileEnded || !this.file) return;
+    this.fileEnded = true;
+    this.startSniff();
+  }
+
+  private abandonCurrentFile(): void {
+    if (this.writer) this.abandonedWriters.push(this.writer);
+    this.writer = null;
+    this.fileBytes = 0;
+    this.fileEnded = false;
+    this.head = [];
+    this.headBytes = 0;
+    this.sniffStarted = false;
+    this.sniffOutcome = null;
+    this.env.resetHash();
+    this.resume('writer');
+  }
+
+  /** Starts growing the reservation when the file outgrows it; true while the upload must wait for it. */
+  private requestReservation(): boolean {
+    if (this.fileBytes <= Math.max(this.reservedBytes, UNRESERVED_BYTES)) return false;
+    if (this.reservationPending) return true;
+    const needed = this.fileBytes - this.reservedBytes;
+    // Doubling steps keep a 250 MB upload to a handful of round trips.
+    let step = this.reserveExactly ? needed : Math.max(needed, MIN_RESERVATION_STEP, this.reservedBytes);
+    const maxFile = this.limits.maxFileBytes;
+    if (maxFile !== null) step = Math.max(needed, Math.min(step, maxFile - this.reservedBytes));
+    this.reservationPending = true;
+    this.env.reserve(step).then(
+      (ok) => this.send({ type: 'reserved', ok, bytes: step, exact: step === needed }),
+      (error: unknown) => this.send({ type: 'failed', error }),
+    );
+    return true;
+  }
+
+  private startSniff(): void {
+    if (this.sniffStarted) return;
+    this.sniffStarted = true;
+    const head = Buffer.concat(this.head, Math.min(this.headBytes, SNIFF_BYTES));
+    const generation = this.fileGeneration;
+    this.head = [];
+    this.env.sniff(head).then(
+      (outcome) => this.send({ type: 'sniffed', outcome, generation }),
+      (error: unknown) => this.send({ type: 'failed', error }),
+    );
+  }
+
+  private pause(reason: 'writer' | 'quota'): void {
+    if (this.pausedBy.size === 0) this.env.pauseBody();
+    this.pausedBy.add(reason);
+  }
+
+  private resume(reason: 'writer' | 'quota'): void {
+    if (!this.pausedBy.delete(reason)) return;
+    if (this.pausedBy.size === 0 && this.state === 'receiving') this.env.resumeBody();
+  }
+
+  private maybeCommit(): void {
+    if (this.state !== 'receiving' || !this.bodyEnded || !this.parsedFields || !this.sniffOutcome || this.reservationPending) return;
+    const file = this.file!;
+    const writer = this.writer!;
+    this.state = 'committing';
+    const received = async (): Promise<Result> => {
+      const hash = await this.env.digest();
+      return this.env.commit({ file, fields: this.parsedFields!, size: this.fileBytes, hash, sniffedType: this.sniffOutcome!.contentType }, writer);
+    };
+    received().then(
+      (result) => {
+        this.state = 'done';
+        this.cleanUpAbandoned();
+        this.resolveResult(result);
+      },
+      (error: unknown) => this.fail(error),
+    );
+  }
+
+  private fail(error: unknown): void {
+    if (this.state === 'done' || this.state === 'failed') return;
+    this.state = 'failed';
+    this.env.pauseBody();
+    this.parser.destroy();
+    const writers = this.writer ? [this.writer, ...this.abandonedWriters] : this.abandonedWriters;
+    // Clean-up failures leave traces for the sweeper; the client hears the cause, not the clean-up.
+    void Promise.allSettled([...writers.map((writer) => writer.abort()), this.env.release()]).then(() => this.rejectResult(error));
+  }
+
+  private cleanUpAbandoned(): void {
+    for (const writer of this.abandonedWriters) void writer.abort().catch(() => undefined);
+  }
+}
+
+function storageFull(): ServiceError {
+  return teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
+}

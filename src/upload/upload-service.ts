@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Principal } from '../auth/principal.ts';
+import { ensureFolderPath, findFolder, type FolderRef } from '../domain/folders/folder-resolver.ts';
+import { MediaFile } from '../domain/media/media-file.entity.ts';
+import type { MediaService } from '../domain/media/media.service.ts';
+import type { TeamService } from '../domain/teams/team.service.ts';
+import { effectiveLimits } from '../domain/teams/team-limits.ts';
+import { MediaEvent } from '../domain/uploads/media-event.entity.ts';
+import type { StorageQuota } from '../domain/uploads/storage-quota.ts';
+import { badRequest, payloadTooLarge, serviceUnavailable, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
+import type { RequestBody } from '../http/request-body.ts';
+import type { XxHashApi } from '../media/content-hash.ts';
+import { checkNameAndType, resolveContentType } from '../media/file-type.ts';
+import type { MediaPool } from '../pool/media-pool.ts';
+import { StorageError, type ObjectStore, type ObjectWriter } from '../storage/object-store.ts';
+import { ContentHasher } from './content-hasher.ts';
+import type { BodyParser, BodyParserEvents } from './parsers/body-parser.ts';
+import { UploadActor, type ReceivedFile } from './upload-actor.ts';
+import { parseFileName, parseJsonOptions, type UploadOptions } from './upload-options.ts';
+
+export const MB = 1_000_000;
+
+export type UploadRoute = 'multipart' | 'json';
+
+/** Spec 8: request size limits per route. */
+export const MAX_BODY_BYTES: Record<UploadRoute, number> = { multipart: 260 * MB, json: 140 * MB };
+
+// Bytes of a body that may be form or JSON framing rather than file content. Only
+// used to decide, from Content-Length alone, that a file must be too large.
+const FRAMING_ALLOWANCE = 64 * 1024;
+
+export interface UploadServiceDeps {
+  orm: MikroORM;
+  store: ObjectStore;
+  pool: MediaPool;
+  xxhash: XxHashApi;
+  quota: StorageQuota;
+  teams: TeamService;
+  media: MediaService;
+}
+
+export interface PreparedUpload {
+  principal: Principal;
+  route: UploadRoute;
+  options: UploadOptions | null;
+  maxFileBytes: number | null;
+  folder: FolderRef | null;
+}
+
+export interface UploadRequest {
+  prepared: PreparedUpload;
+  body: RequestBody;
+  createParser(events: BodyParserEvents): BodyParser;
+}
+
+/** The smallest file a body of `length` bytes can carry. */
+function smallestFile(route: UploadRoute, length: number): number {
+  const content = Math.max(0, length - FRAMING_ALLOWANCE);
+  return route === 'json' ? Math.floor((content * 3) / 4) : content;
+}
+
+export function storageKeyOf(teamId: string, mediaId: string): string {
+  return `media/${teamId}/${mediaId}`;
+}
+
+/**
+ * The upload use case: refusals decided from the headers before any body byte
+ * (413, 402, 404 folder), then one UploadActor per request, then the commit
+ * that makes the file visible in one transaction.
+ */
+export class UploadService {
+  private readonly deps: UploadServiceDeps;
+
+  constructor(deps: UploadServiceDeps) {
+    this.deps = deps;
+  }
+
+  async prepare(principal: Principal, route: UploadRoute, declaredLength: number | null, options: UploadOptions | null): Promise<PreparedUpload> {
+    const maxBody = MAX_BODY_BYTES[route];
+    if (declaredLength !== null && declaredLength > maxBody) throw payloadTooLarge(maxBody);
+    const team = await this.deps.teams.getTeam(principal.teamId);
+    const limits = effectiveLimits(team.plan?.limits, team.limitOverrides);
+    if (declaredLength !== null) {
+      const least = smallestFile(route, declaredLength);
+      if (limits.maxMediaFileSize !== null && least > limits.maxMediaFileSize) {
+        throw teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${limits.maxMediaFileSize} bytes`, limits.maxMediaFileSize);
+      }
+      const storageBytes = limits.maxTeamStorage === null ? null : limits.maxTeamStorage * 1024;
+      if (storageBytes !== null && team.usedStorage + team.reservedStorage + least > storageBytes) {
+        throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
+      }
+    }
+    const folder = options?.folderId ? await findFolder(this.deps.orm.em.fork(), principal.teamId, options.folderId) : null;
+    return { principal, route, options, maxFileBytes: limits.maxMediaFileSize, folder };
+  }
+
+  /** Streams the body through an UploadActor and answers the 201 body, or throws the refusal. */
+  async run(request: UploadRequest) {
+    const { prepared, body } = request;
+    const teamId = prepared.principal.teamId;
+    const mediaId = randomUUID();
+    const storageKey = storageKeyOf(teamId, mediaId);
+    const { store, pool, quota } = this.deps;
+    const hasher = new ContentHasher(pool, this.deps.xxhash);
+    let reserved = false;
+
+    const actor = new UploadActor(
+      {
+        createParser: request.createParser,
+        openWriter: () => store.openWriter(storageKey, { contentType: 'application/octet-stream', expectedSize: body.declaredLength ?? undefined }),
+        sniff: (head) => pool.sniff(head),
+        hashChunk: (chunk) => hasher.push(chunk),
+        resetHash: () => hasher.reset(),
+        digest: () => hasher.digest(),
+        reserve: async (bytes) => {
+          reserved = true;
+          return quota.reserve(teamId, mediaId, storageKey, bytes);
+        },
+        release: async () => {
+          if (reserved) await quota.release(mediaId);
+        },
+        commit: (received, writer) => this.commit(prepared, mediaId, storageKey, received, writer),
+        pauseBody: () => body.pause(),
+        resumeBody: () => body.resume(),
+      },
+      { maxBodyBytes: MAX_BODY_BYTES[prepared.route], maxFileBytes: prepared.maxFileBytes },
+    );
+    body.consume({
+      chunk: (data) => actor.send({ type: 'chunk', data }),
+      end: () => actor.send({ type: 'end' }),
+      abort: (reason) => actor.send({ type: 'abort', reason }),
+    });
+    try {
+      return await actor.result;
+    } catch (error) {
+      // Storage that does not answer is worth a retry; the cause goes to the log, not the client.
+      if (error instanceof StorageError && error.code === 'unavailable') {
+        throw serviceUnavailable('Storage is temporarily unavailable, retry later', 5, error);
+      }
+      throw error;
+    }
+  }
+
+  private async commit(prepared: PreparedUpload, mediaId: string, storageKey: string, received: ReceivedFile, writer: ObjectWriter) {
+    const { principal, route } = prepared;
+    const options = prepared.options ?? parseJsonOptions(received.fields);
+    const fileName = options.fileName ?? (received.file.fileName ? parseFileName(received.file.fileName, 'file name') : null);
+    if (!fileName) throw badRequest('The file has no name; give fileName', 'fileName');
+    const blocked = checkNameAndType(fileName, received.file.declaredType);
+    if (blocked) throw unsupportedMediaType(`Blocked file type: ${blocked}`, blocked);
+    const contentType = resolveContentType(received.sniffedType, received.file.declaredType, fileName);
+
+    await writer.finish();
+    try {
+      return await this.deps.orm.em.fork().transactional(async (em) => {
+        const folder = prepared.folder
+          ? await findFolder(em, principal.teamId, prepared.folder.id)
+          : options.folderPath
+            ? await ensureFolderPath(em, principal.teamId, options.folderPath)
+            : null;
+        // Spec 3.1: explicit `public` wins, then the folder's default, then the route's default.
+        const isPublic = options.public ?? folder?.defaultPublic ?? route === 'multipart';
+        const usedStorage = await this.deps.quota.commit(em, principal.teamId, mediaId, received.size);
+        if (usedStorage === null) throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
+        const file = em.create(MediaFile, {
+          id: mediaId,
+          team: principal.teamId,
+          folder: folder?.id ?? null,
+          fileName,
+          storageKey,
+          size: received.size,
+          contentType,
+          hash: received.hash,
+          isPublic,
+          tags: options.tags,
+          uploadedByKey: principal.keyId,
+        });
+        await em.flush();
+        const view = this.deps.media.view(file);
+        em.create(MediaEvent, {
+          id: randomUUID(),
+          team: principal.teamId,
+          kind: 'media.uploaded',
+          occurredAt: new Date(),
+          payload: { media: view },
+        });
+        await em.execute(
+          `insert into media_usage_daily (team_id, day, uploads, upload_bytes, api_uploads)
+           values (?, (now() at time zone 'utc')::date, 1, ?, 1)
+           on conflict (team_id, day) do update set uploads = media_usage_daily.uploads + 1,
+             upload_bytes = media_usage_daily.upload_bytes + excluded.upload_bytes,
+             api_uploads = media_usage_daily.api_uploads + 1`,
+          [principal.teamId, received.size],
+        );
+        return { ...view, usedTeamStorage: usedStorage };
+      });
+    } catch (error) {
+      await this.deps.store.remove(storageKey).catch(() => undefined);
+      throw error;
+    }
+  }
+}

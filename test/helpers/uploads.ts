@@ -1,0 +1,101 @@
+import { request as httpRequest } from 'node:http';
+import { connectPg } from './database.ts';
+import type { ApiResponse, TestServer } from './server.ts';
+
+export interface MultipartFile {
+  field?: string;
+  fileName?: string;
+  contentType?: string;
+  content: Buffer;
+}
+
+/** A multipart/form-data body built by hand, so tests control every byte. */
+export function multipartBody(files: MultipartFile[], fields: Record<string, string> = {}, boundary = `----test${Date.now()}`) {
+  const parts: Buffer[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  }
+  for (const file of files) {
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.field ?? 'file'}"; filename="${file.fileName ?? 'file.bin'}"\r\n` +
+          `Content-Type: ${file.contentType ?? 'application/octet-stream'}\r\n\r\n`,
+      ),
+      file.content,
+      Buffer.from('\r\n'),
+    );
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+export function uploadPath(teamId: string, query = ''): string {
+  return `/v1/cdn/media/${teamId}/upload/file${query ? `?${query}` : ''}`;
+}
+
+export async function uploadMultipart(server: TestServer, teamId: string, key: string, file: MultipartFile, query = ''): Promise<ApiResponse> {
+  const { body, contentType } = multipartBody([file]);
+  return send(server, 'POST', uploadPath(teamId, query), key, body, { 'content-type': contentType });
+}
+
+export async function uploadJson(server: TestServer, teamId: string, key: string, body: unknown): Promise<ApiResponse> {
+  const payload = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  return send(server, 'POST', `/v1/cdn/media/${teamId}/upload`, key, payload, { 'content-type': 'application/json' });
+}
+
+/** Sends a body over node:http; a refusal that closes the connection early still yields its response. */
+export function send(server: TestServer, method: string, path: string, key: string, body: Buffer, headers: Record<string, string> = {}): Promise<ApiResponse> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${server.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-length': String(body.length), ...headers },
+    });
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // leave text
+        }
+        resolve({ status: response.statusCode ?? 0, headers: new Headers(response.headers as Record<string, string>), body: parsed as any });
+      });
+    });
+    // The server may answer and close before the whole body is written.
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE' || error.code === 'ECONNRESET') return;
+      reject(error);
+    });
+    request.end(body);
+  });
+}
+
+export interface TeamStorageState {
+  files: number;
+  sumOfSizes: number;
+  usedStorage: number;
+  reservedStorage: number;
+  reservations: number;
+}
+
+/** What the database says a team stores; after any refusal it must equal what it was before. */
+export async function teamStorageState(databaseUrl: string, teamId: string): Promise<TeamStorageState> {
+  const client = await connectPg(databaseUrl);
+  try {
+    const files = await client.query<{ count: string; sum: string | null }>('select count(*), sum(size) from media_file where team_id = $1', [teamId]);
+    const team = await client.query<{ used_storage: string; reserved_storage: string }>('select used_storage, reserved_storage from team where id = $1', [teamId]);
+    const reservations = await client.query<{ count: string }>('select count(*) from upload_reservation where team_id = $1', [teamId]);
+    return {
+      files: Number(files.rows[0]!.count),
+      sumOfSizes: Number(files.rows[0]!.sum ?? 0),
+      usedStorage: Number(team.rows[0]!.used_storage),
+      reservedStorage: Number(team.rows[0]!.reserved_storage),
+      reservations: Number(reservations.rows[0]!.count),
+    };
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,288 @@
+import t from 'tap';
+import { ServiceError } from '../../src/errors/service-error.ts';
+import { ClientAbortedError } from '../../src/http/request-body.ts';
+import type { ObjectWriter } from '../../src/storage/object-store.ts';
+import type { BodyParser, BodyParserEvents, FileStart } from '../../src/upload/parsers/body-parser.ts';
+import { UNRESERVED_BYTES, UploadActor, type ReceivedFile, type SniffOutcome, type UploadEnvironment } from '../../src/upload/upload-actor.ts';
+
+// The actor is driven only by messages: these tests feed it messages and
+// watch what it asks of its environment, with no socket, storage or database.
+
+class FakeWriter implements ObjectWriter {
+  chunks: Buffer[] = [];
+  accepting = true;
+  finished = false;
+  aborted = false;
+  drainListeners: (() => void)[] = [];
+  errorListeners: ((error: Error) => void)[] = [];
+  get bytesWritten() {
+    return this.chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+  }
+  write(chunk: Buffer) {
+    this.chunks.push(chunk);
+    return this.accepting;
+  }
+  onDrain(listener: () => void) {
+    this.drainListeners.push(listener);
+  }
+  onError(listener: (error: Error) => void) {
+    this.errorListeners.push(listener);
+  }
+  async finish() {
+    this.finished = true;
+    return { size: this.bytesWritten, etag: null };
+  }
+  async abort() {
+    this.aborted = true;
+  }
+}
+
+/** Treats each written chunk as file bytes; `parts` lets a test announce several files. */
+class FakeParser implements BodyParser {
+  private readonly events: BodyParserEvents;
+  private started = false;
+  private skipping = false;
+  private readonly first: FileStart | null;
+  destroyed = false;
+  constructor(events: BodyParserEvents, first: FileStart | null) {
+    this.events = events;
+    this.first = first;
+  }
+  startFile(info: FileStart) {
+    if (this.started && !this.skipping) this.events.fileEnd();
+    this.started = true;
+    this.skipping = !this.events.fileStart(info);
+  }
+  write(chunk: Buffer) {
+    if (!this.started && this.first) this.startFile(this.first);
+    if (!this.skipping) this.events.fileData(chunk);
+  }
+  end() {
+    if (this.started && !this.skipping) this.events.fileEnd();
+    this.events.finish({ fileName: 'a.bin' });
+  }
+  destroy() {
+    this.destroyed = true;
+  }
+}
+
+interface Harness {
+  actor: UploadActor<ReceivedFile>;
+  writers: FakeWriter[];
+  parser: () => FakeParser;
+  calls: string[];
+  reserveRequests: number[];
+  resolveSniff: (outcome: SniffOutcome) => void;
+  resolveReserve: (ok: boolean) => void;
+}
+
+function harness(options: { maxBodyBytes?: number; maxFileBytes?: number | null; commit?: () => Promise<ReceivedFile>; first?: FileStart | null } = {}): Harness {
+  const calls: string[] = [];
+  const writers: FakeWriter[] = [];
+  const reserveRequests: number[] = [];
+  let parser: FakeParser | null = null;
+  let sniffResolver: (outcome: SniffOutcome) => void = () => undefined;
+  let reserveResolver: (ok: boolean) => void = () => undefined;
+  let hashed = 0;
+  const env: UploadEnvironment<ReceivedFile> = {
+    createParser: (events) => (parser = new FakeParser(events, options.first === undefined ? { fieldName: 'file', fileName: 'a.bin', declaredType: null } : options.first)),
+    openWriter: () => {
+      const writer = new FakeWriter();
+      writers.push(writer);
+      return writer;
+    },
+    sniff: () => new Promise((resolve) => (sniffResolver = resolve)),
+    hashChunk: (chunk) => {
+      hashed += chunk.length;
+    },
+    resetHash: () => {
+      hashed = 0;
+      calls.push('resetHash');
+    },
+    digest: async () => `hash-of-${hashed}`,
+    reserve: (bytes) => {
+      reserveRequests.push(bytes);
+      return new Promise((resolve) => (reserveResolver = resolve));
+    },
+    release: async () => {
+      calls.push('release');
+    },
+    commit: async (received, writer) => {
+      calls.push('commit');
+      await writer.finish();
+      return options.commit ? options.commit() : received;
+    },
+    pauseBody: () => calls.push('pause'),
+    resumeBody: () => calls.push('resume'),
+  };
+  const actor = new UploadActor(env, { maxBodyBytes: options.maxBodyBytes ?? 1e9, maxFileBytes: options.maxFileBytes ?? null });
+  return {
+    actor,
+    writers,
+    parser: () => parser!,
+    calls,
+    reserveRequests,
+    resolveSniff: (outcome) => sniffResolver(outcome),
+    resolveReserve: (ok) => reserveResolver(ok),
+  };
+}
+
+const allowed: SniffOutcome = { contentType: 'image/png', blocked: null };
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+t.test('a complete upload commits with the exact size and hash, bytes in order', async (t) => {
+  const h = harness();
+  const chunks = [Buffer.from('hello '), Buffer.alloc(5000, 1), Buffer.from('world')];
+  for (const data of chunks) h.actor.send({ type: 'chunk', data });
+  h.actor.send({ type: 'end' });
+  t.equal(h.actor.currentState, 'receiving', 'waits for the sniff result');
+  h.resolveSniff(allowed);
+  const received = await h.actor.result;
+  t.equal(received.size, 5011);
+  t.equal(received.hash, 'hash-of-5011');
+  t.equal(received.sniffedType, 'image/png');
+  t.same(received.fields, { fileName: 'a.bin' });
+  t.same(Buffer.concat(h.writers[0]!.chunks), Buffer.concat(chunks));
+  t.equal(h.actor.currentState, 'done');
+  t.notOk(h.calls.includes('release'), 'nothing to release after a commit');
+});
+
+t.test('the body pauses while the writer is behind and resumes on drain', async (t) => {
+  const h = harness();
+  h.actor.send({ type: 'chunk', data: Buffer.from('a') });
+  h.writers[0]!.accepting = false;
+  h.actor.send({ type: 'chunk', data: Buffer.from('b') });
+  t.same(h.calls, ['pause']);
+  h.actor.send({ type: 'chunk', data: Buffer.from('c') });
+  t.same(h.calls, ['pause'], 'pauses once');
+  h.writers[0]!.accepting = true;
+  h.writers[0]!.drainListeners.forEach((listener) => listener());
+  t.same(h.calls, ['pause', 'resume']);
+});
+
+t.test('a body past the size limit fails with 413 and cleans up', async (t) => {
+  const h = harness({ maxBodyBytes: 10 });
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(8) });
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(8) });
+  const error = (await rejection(h.actor.result)) as ServiceError;
+  t.equal(error.status, 413);
+  t.ok(h.writers[0]!.aborted, 'storage write aborted');
+  t.ok(h.calls.includes('release'), 'reservation released');
+  t.ok(h.parser().destroyed);
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(1) });
+  t.equal(h.actor.currentState, 'failed', 'messages after failure are ignored');
+});
+
+t.test('a file past maxMediaFileSize fails with 402 maxMediaFileSize', async (t) => {
+  const h = harness({ maxFileBytes: 100 });
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(101) });
+  const error = (await rejection(h.actor.result)) as ServiceError;
+  t.equal(error.status, 402);
+  t.equal(error.messageKey, 'error.teamLimits.maxMediaFileSize');
+  t.ok(h.writers[0]!.aborted);
+});
+
+t.test('a blocked type fails with 415 as soon as the sniff says so', async (t) => {
+  const h = harness();
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(5000) });
+  h.resolveSniff({ contentType: null, blocked: 'executable' });
+  const error = (await rejection(h.actor.result)) as ServiceError;
+  t.equal(error.status, 415);
+  t.ok(h.writers[0]!.aborted);
+  t.notOk(h.calls.includes('commit'));
+});
+
+t.test('a client abort mid-upload aborts the write and releases the reservation', async (t) => {
+  const h = harness();
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(100) });
+  h.actor.send({ type: 'abort', reason: new ClientAbortedError() });
+  t.ok((await rejection(h.actor.result)) instanceof ClientAbortedError);
+  t.ok(h.writers[0]!.aborted);
+  t.ok(h.calls.includes('release'));
+});
+
+t.test('a storage error fails the upload', async (t) => {
+  const h = harness();
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(100) });
+  h.writers[0]!.errorListeners.forEach((listener) => listener(new Error('storage down')));
+  t.match(await rejection(h.actor.result), { message: 'storage down' });
+  t.ok(h.writers[0]!.aborted);
+});
+
+t.test('past the unreserved size the upload reserves, waiting paused, and fails with 402 when storage is full', async (t) => {
+  const h = harness();
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES) });
+  t.same(h.reserveRequests, [], 'small files do not reserve');
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(10) });
+  t.equal(h.reserveRequests.length, 1);
+  t.ok(h.reserveRequests[0]! >= UNRESERVED_BYTES + 10, 'reserves at least what arrived');
+  t.same(h.calls, ['pause'], 'waits for the reservation with the body paused');
+  h.resolveReserve(true);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(h.calls, ['pause', 'resume']);
+
+  const full = harness();
+  full.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES + 1) });
+  full.resolveReserve(false);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(full.reserveRequests, [full.reserveRequests[0], UNRESERVED_BYTES + 1], 'after a generous step fails, it asks for exactly what arrived');
+  full.resolveReserve(false);
+  const error = (await rejection(full.actor.result)) as ServiceError;
+  t.equal(error.messageKey, 'error.teamLimits.maxTeamStorage');
+  t.ok(full.writers[0]!.aborted);
+});
+
+t.test('the commit waits for an outstanding reservation', async (t) => {
+  const h = harness();
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES + 1) });
+  h.actor.send({ type: 'end' });
+  h.resolveSniff(allowed);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.notOk(h.calls.includes('commit'));
+  h.resolveReserve(true);
+  const received = await h.actor.result;
+  t.equal(received.size, UNRESERVED_BYTES + 1);
+});
+
+t.test('a failing commit aborts the write and releases', async (t) => {
+  const h = harness({ commit: async () => { throw new Error('db down'); } });
+  h.actor.send({ type: 'chunk', data: Buffer.from('x') });
+  h.actor.send({ type: 'end' });
+  h.resolveSniff(allowed);
+  t.match(await rejection(h.actor.result), { message: 'db down' });
+  t.ok(h.writers[0]!.aborted);
+  t.ok(h.calls.includes('release'));
+});
+
+t.test('a body without a file is a 400', async (t) => {
+  const h = harness({ first: null });
+  h.actor.send({ type: 'chunk', data: Buffer.from('x') });
+  h.actor.send({ type: 'end' });
+  const error = (await rejection(h.actor.result)) as ServiceError;
+  t.equal(error.status, 400);
+});
+
+t.test('a later part named file replaces an earlier file part of another name', async (t) => {
+  const h = harness({ first: { fieldName: 'attachment', fileName: 'first.bin', declaredType: null } });
+  h.actor.send({ type: 'chunk', data: Buffer.from('first') });
+  h.parser().startFile({ fieldName: 'file', fileName: 'second.bin', declaredType: null });
+  h.actor.send({ type: 'chunk', data: Buffer.from('second!') });
+  h.parser().startFile({ fieldName: 'other', fileName: 'third.bin', declaredType: null });
+  h.actor.send({ type: 'chunk', data: Buffer.from('ignored') });
+  h.actor.send({ type: 'end' });
+  h.resolveSniff(allowed);
+  const received = await h.actor.result;
+  t.equal(received.file.fileName, 'second.bin');
+  t.equal(received.size, 7);
+  t.ok(h.writers[0]!.aborted, 'the first file\'s write is abandoned');
+  t.same(Buffer.concat(h.writers[1]!.chunks).toString(), 'second!');
+  t.equal(h.writers.length, 2, 'the third part is skipped');
+});
