@@ -35,10 +35,12 @@ export class RequestBody {
   private ended = false;
   private abortReason: Error | null = null;
   private received = 0;
+  private readonly hasBody: boolean;
 
   constructor(source: BodySource, declaredLength: number | null, hasBody: boolean) {
     this.source = source;
     this.declaredLength = declaredLength;
+    this.hasBody = hasBody;
     if (hasBody) source.pause();
     else this.ended = true;
   }
@@ -98,8 +100,9 @@ export class RequestBody {
     const pending = this.pending;
     this.pending = [];
     for (const chunk of pending) consumer.chunk(chunk);
+    // Resume even when the body already ended: the socket serves the next keep-alive request.
+    if (this.hasBody) this.source.resume();
     if (this.ended) consumer.end();
-    else this.source.resume();
   }
 
   /** Reads the whole body into memory; only for small bodies bounded by `limit`. */

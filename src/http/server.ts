@@ -152,12 +152,18 @@ class Exchange {
     this.log = log;
   }
 
+  private paused = false;
+
   pause(): void {
-    if (!this.aborted) this.res.pause();
+    if (this.aborted) return;
+    this.paused = true;
+    this.res.pause();
   }
 
   resume(): void {
-    if (!this.aborted) this.res.resume();
+    if (this.aborted) return;
+    this.paused = false;
+    this.res.resume();
   }
 
   send(request: HttpRequest, result: HttpResult): void {
@@ -166,6 +172,8 @@ class Exchange {
     // A body we did not read to the end cannot stay on a keep-alive connection.
     const closeConnection = !request.body.complete;
     const res = this.res;
+    // A paused socket would never read the next request of a keep-alive connection.
+    if (this.paused && !closeConnection) this.resume();
     res.cork(() => {
       res.writeStatus(STATUS_TEXT[result.status] ?? String(result.status));
       res.writeHeader('X-Request-Id', request.id);

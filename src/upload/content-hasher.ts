@@ -20,8 +20,14 @@ export class ContentHasher {
 
   push(chunk: Buffer): void {
     const blocks = this.splitter.push(chunk);
-    // Blocks may share memory with chunks the storage writer still holds: copy, never transfer.
-    if (blocks.length > 0) this.pending.push(this.pool.hashBlocks(blocks, { transfer: false }));
+    if (blocks.length === 0) return;
+    // A block that is the chunk itself is still queued in the storage writer: it must be copied,
+    // not transferred. Blocks the splitter assembled are its own and move to the worker for free.
+    const aliasesChunk = blocks.some((block) => block.buffer === chunk.buffer);
+    const hashes = this.pool.hashBlocks(blocks, { transfer: !aliasesChunk });
+    // Hashes of an abandoned file may still fail (pool closing); nobody awaits them then.
+    hashes.catch(() => undefined);
+    this.pending.push(hashes);
   }
 
   reset(): void {

@@ -11,7 +11,7 @@ import type { StorageQuota } from '../domain/uploads/storage-quota.ts';
 import { badRequest, payloadTooLarge, serviceUnavailable, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
 import type { RequestBody } from '../http/request-body.ts';
 import type { XxHashApi } from '../media/content-hash.ts';
-import { checkNameAndType, resolveContentType } from '../media/file-type.ts';
+import { checkNameAndType, resolveContentType, sniffContent } from '../media/file-type.ts';
 import type { MediaPool } from '../pool/media-pool.ts';
 import { StorageError, type ObjectStore, type ObjectWriter } from '../storage/object-store.ts';
 import { ContentHasher } from './content-hasher.ts';
@@ -109,7 +109,8 @@ export class UploadService {
       {
         createParser: request.createParser,
         openWriter: () => store.openWriter(storageKey, { contentType: 'application/octet-stream', expectedSize: body.declaredLength ?? undefined }),
-        sniff: (head) => pool.sniff(head),
+        // Inline: sniffing 4 KiB takes ~20 µs, less than sending it to a worker (README, Performance).
+        sniff: async (head) => sniffContent(head),
         hashChunk: (chunk) => hasher.push(chunk),
         resetHash: () => hasher.reset(),
         digest: () => hasher.digest(),
@@ -154,8 +155,9 @@ export class UploadService {
     await writer.finish();
     try {
       return await this.deps.orm.em.fork().transactional(async (em) => {
-        const folder = prepared.folder
-          ? await findFolder(em, principal.teamId, prepared.folder.id)
+        // Read again inside the transaction: the folder may have changed while the body streamed.
+        const folder = options.folderId
+          ? await findFolder(em, principal.teamId, options.folderId)
           : options.folderPath
             ? await ensureFolderPath(em, principal.teamId, options.folderPath)
             : null;

@@ -24,6 +24,7 @@ export interface TestServer {
   app: Application;
   baseUrl: string;
   databaseUrl: string;
+  dataDir: string;
   request<T = any>(method: string, path: string, options?: { body?: unknown; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
   /** An operator route call with the right authSecret. */
   admin<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>>;
@@ -90,6 +91,7 @@ export async function startTestServer(t: Teardown, options: StartOptions = {}): 
     app,
     baseUrl,
     databaseUrl,
+    dataDir,
     request,
     admin: (method, path, body) => request(method, path, { body, headers: { authSecret: TEST_AUTH_SECRET } }),
     media: (method, path, key, requestOptions = {}) =>

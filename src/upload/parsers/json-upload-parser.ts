@@ -15,15 +15,18 @@ import { ParseError } from './parse-error.ts';
  *
  * - Synchronous: everything a chunk yields is delivered before write() returns; finish() or error()
  *   is delivered before end() returns. Order: fileStart, fileData*, fileEnd, finish.
- * - Backpressure: the parser holds at most one chunk's worth of not-yet-decoded text (capped at
- *   64 Ki characters) plus at most 3 base64 characters between calls; there is nothing to pause.
- *   fileData may return false ("my storage is behind"); write() then returns false, meaning "pause the
- *   socket". Resume the socket when your storage drains and call write() again; there is no resume()
- *   on the parser, and a chunk written while you are behind is still delivered in full.
+ * - Memory: between calls the parser holds a few characters (stream-json's undecided remainder, at
+ *   most 3 base64 characters, or a data URI header of at most 256) plus the other members (at most
+ *   256 KiB); within write() the file text is decoded in blocks of at most 64 Ki characters.
+ * - Backpressure: there is nothing inside the parser to pause. fileData may return false ("my storage
+ *   is behind"); write() then returns false, meaning "pause the socket". Resume the socket when your
+ *   storage drains and call write() again; there is no resume() on the parser, and a chunk written
+ *   while you are behind is still delivered in full.
  * - fileData chunks are fresh Buffers owned by the consumer; the parser never reuses or retains them.
  * - Errors go to error(), exactly once, and nothing is called after it: a ParseError for a malformed
  *   body (its message is fit for a 400 response), or whatever one of your callbacks threw (caught,
- *   the parser destroyed, and passed on as is). write()/end() never throw.
+ *   the parser destroyed, and passed on as is). write()/end() never throw; writes after end(),
+ *   error() or destroy() are ignored and return false.
  * - "No file": a well-formed object without a `file` member ends in finish() with `hasFile: false`
  *   (the caller answers 400 / MissingArgument); fileStart is then never called.
  * - fileStart(info) may return false to skip the file: it is still validated, but no fileData or
@@ -199,6 +202,8 @@ type Callback = (error?: Error | null) => void;
 
 /** The parts of stream-json's Parser (a Transform) we drive: its push() is replaced to receive tokens synchronously. */
 interface TokenParser {
+  /** Input text not consumed yet (stream-json waits for more before deciding on it). */
+  _buffer: string;
   push(token: Token | null): boolean;
   _transform(chunk: Buffer, encoding: string, callback: Callback): void;
   _flush(callback: Callback): void;
@@ -209,6 +214,8 @@ const require = createRequire(import.meta.url);
 const StreamJsonParser = require('stream-json/Parser.js') as new (options: Record<string, boolean>) => TokenParser;
 
 const STRING_BLOCK = 64 * 1024;
+/** Beginnings of tokens stream-json waits on: true/false/null cut short, or an escape sequence cut short. */
+const TOKEN_START = /^(?:t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?|n(?:u(?:ll?)?)?|\\(?:u[0-9a-fA-F]{0,3})?)$/;
 const DATA_PREFIX = 'data:';
 const MEDIA_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/;
 const PARAMETER = /^[a-z0-9!#$&^_.+-]+=[^;,]*$/i;
@@ -295,13 +302,15 @@ export class JsonUploadParser {
   end(): void {
     if (this.state !== 'open') return;
     this.run(() => {
-      // Input that stream-json accepted so far was valid; an error now means it stopped mid-value.
+      // What stream-json held back undecided: a valid beginning of a token means the body stopped short.
+      const undecided = this.tokens._buffer.trim();
       const flushed: { error: Error | null } = { error: null };
       this.tokens._flush((error) => {
         flushed.error = error ?? null;
       });
       if (this.state !== 'open') return;
       if (this.mode === 'start') throw new ParseError('The request body must be a JSON object');
+      if (flushed.error && undecided !== '' && !TOKEN_START.test(undecided)) throw malformed(flushed.error);
       if (flushed.error || this.mode !== 'done') throw new ParseError('The JSON body is truncated', { cause: flushed.error ?? undefined });
     });
     if (this.state !== 'open') return;

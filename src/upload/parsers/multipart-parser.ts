@@ -22,10 +22,12 @@ import { ParseError } from './parse-error.ts';
  *   back as a possible boundary, fresh copies; the parser never reuses or retains them.
  * - Ordering: fileStart(A), fileData(A)*, fileEnd(A), fileStart(B), ... and finish() last.
  *   A skipped file (fileStart returned false) gets no fileData and no fileEnd.
- * - Completion is asynchronous: busboy finalises parts on process.nextTick, so after end() the
- *   finish() (or error()) callback arrives within a few ticks, never synchronously from end()
- *   unless busboy had already finished. Exactly one of finish()/error() is called, except that
- *   error() follows finish() if finish() itself throws.
+ * - Completion may be asynchronous: finish() comes only after end(), but busboy finalises the last
+ *   parts (and emits the last fields) on process.nextTick, so finish() arrives either from inside
+ *   end() (busboy was already done) or a few ticks later. A body without its closing boundary is
+ *   known at once: error() is called from inside end(). After end() exactly one of finish()/error()
+ *   is called (error() follows finish() only if finish() itself throws). Writes after end(),
+ *   error() or destroy() are ignored and return false.
  * - Errors go to error(), exactly once, and nothing is called after it: a ParseError for a
  *   malformed body or a broken limit, or whatever a callback of yours threw (a throw from
  *   fileStart/fileData/fileEnd is caught, the parser is destroyed and error() receives it as is).

@@ -1,0 +1,4 @@
+import t from 'tap';
+import { uploadSuite } from './upload-suite.ts';
+
+await uploadSuite(t, 'fs');
