@@ -1,0 +1,519 @@
+import t from 'tap';
+import type { Test } from 'tap';
+import { Base64StreamDecoder, JsonUploadParser } from '../../src/upload/parsers/json-upload-parser.ts';
+import type { JsonFileInfo, JsonUploadEvents, JsonUploadLimits, JsonUploadSummary } from '../../src/upload/parsers/json-upload-parser.ts';
+import { ParseError } from '../../src/upload/parsers/parse-error.ts';
+
+// ---- helpers
+
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function randomBytes(size: number, seed: number): Buffer {
+  const random = prng(seed);
+  const out = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) out[i] = Math.floor(random() * 256);
+  return out;
+}
+
+function chunkBy(buffer: Buffer, sizes: number[] | ((index: number) => number)): Buffer[] {
+  const chunks: Buffer[] = [];
+  for (let at = 0, i = 0; at < buffer.length; i++) {
+    const size = Array.isArray(sizes) ? sizes[i % sizes.length]! : sizes(i);
+    chunks.push(buffer.subarray(at, at + size));
+    at += size;
+  }
+  return chunks;
+}
+
+function randomChunks(buffer: Buffer, seed: number, max: number): Buffer[] {
+  const random = prng(seed);
+  return chunkBy(buffer, () => 1 + Math.floor(random() * max));
+}
+
+interface Outcome {
+  log: string[];
+  info: JsonFileInfo | null;
+  chunks: Buffer[];
+  fields: Record<string, unknown> | null;
+  summary: JsonUploadSummary | null;
+  error: unknown;
+  writeResults: boolean[];
+}
+
+interface RunOptions {
+  limits?: Partial<JsonUploadLimits>;
+  accept?: boolean;
+  onData?: (chunk: Buffer) => boolean | void;
+}
+
+/** Feeds the chunks and ends; finish()/error() must have arrived by the time end() returns. */
+function run(chunks: Buffer[], options: RunOptions = {}): Outcome {
+  const outcome: Outcome = { log: [], info: null, chunks: [], fields: null, summary: null, error: null, writeResults: [] };
+  const events: JsonUploadEvents = {
+    fileStart(info) {
+      outcome.log.push('start');
+      outcome.info = info;
+      return options.accept ?? true;
+    },
+    fileData(chunk) {
+      if (outcome.log[outcome.log.length - 1] !== 'data') outcome.log.push('data');
+      outcome.chunks.push(chunk);
+      return options.onData?.(chunk);
+    },
+    fileEnd() {
+      outcome.log.push('end');
+    },
+    finish(fields, summary) {
+      outcome.log.push('finish');
+      outcome.fields = fields;
+      outcome.summary = summary;
+    },
+    error(error) {
+      outcome.log.push('error');
+      outcome.error = error;
+    },
+  };
+  const parser = new JsonUploadParser(events, options.limits);
+  for (const chunk of chunks) outcome.writeResults.push(parser.write(chunk));
+  parser.end();
+  const last = outcome.log[outcome.log.length - 1];
+  if (last !== 'finish' && last !== 'error') throw new Error(`end() returned before finish()/error(): ${outcome.log.join(' ')}`);
+  return outcome;
+}
+
+const parse = (text: string | Buffer, options?: RunOptions): Outcome => run([typeof text === 'string' ? Buffer.from(text) : text], options);
+const fileBytes = (outcome: Outcome): Buffer => Buffer.concat(outcome.chunks);
+
+function expectParseError(t: Test, outcome: Outcome, pattern: RegExp, label?: string): void {
+  const what = label ? `${label}: ` : '';
+  t.ok(outcome.error instanceof ParseError, `${what}a ParseError (got ${String(outcome.error)})`);
+  t.match((outcome.error as Error | null)?.message, pattern, `${what}message`);
+  t.equal(outcome.log.filter((entry) => entry === 'error').length, 1, `${what}error() once`);
+  t.notOk(outcome.log.includes('finish'), `${what}no finish()`);
+}
+
+/** Wraps a base64 text at 76 characters with CRLF, as MIME does. */
+const mimeWrap = (base64: string): string => base64.replace(/.{76}/g, '$&\r\n');
+
+// ---- round trips
+
+t.test('decoded bytes round-trip exactly for data URIs and bare base64, whatever the chunking and key order', (t) => {
+  const sizes = [0, 1, 2, 3, 300 * 1024, 3 * 1024 * 1024];
+  const forms: Array<[string, (b64: string) => string, JsonFileInfo]> = [
+    ['data URI', (b64) => `data:image/png;base64,${b64}`, { dataUri: true, declaredType: 'image/png' }],
+    ['data URI without a type', (b64) => `data:;base64,${b64}`, { dataUri: true, declaredType: null }],
+    ['bare base64', (b64) => b64, { dataUri: false, declaredType: null }],
+  ];
+  const expectedFields = { fileName: 'a.png', public: true, folder: 'x/y', folderId: null, tags: ['a', 'b'] };
+  for (const [index, size] of sizes.entries()) {
+    const content = randomBytes(size, 10 + index);
+    const base64 = content.toString('base64');
+    for (const [form, wrap, info] of forms) {
+      const file = JSON.stringify(wrap(base64));
+      const bodies = [
+        `{"file":${file},"fileName":"a.png","public":true,"folder":"x/y","folderId":null,"tags":["a","b"]}`,
+        `{ "tags" : [ "a" , "b" ] ,\n "fileName":"a.png", "file" : ${file}, "public":true,"folder":"x/y","folderId":null }\n`,
+      ].map((text) => Buffer.from(text));
+      for (const [order, payload] of bodies.entries()) {
+        const chunkings: Array<[string, Buffer[]]> = [
+          ['whole', [payload]],
+          ['4096 bytes', chunkBy(payload, [4096])],
+          ['random up to 64 KiB', randomChunks(payload, size + order, 65536)],
+        ];
+        if (size < 1024) chunkings.push(['1 byte', chunkBy(payload, [1])]);
+        if (size <= 300 * 1024) chunkings.push(['7 bytes', chunkBy(payload, [7])], ['random up to 100', randomChunks(payload, size + 7, 100)]);
+        for (const [label, chunks] of chunkings) {
+          const what = `${size} bytes, ${form}, order ${order + 1}, ${label}`;
+          const outcome = run(chunks);
+          if (outcome.error) {
+            t.fail(`${what}: ${String(outcome.error)}`);
+            continue;
+          }
+          t.same(outcome.log, ['start', ...(size > 0 ? ['data'] : []), 'end', 'finish'], `${what}: events`);
+          t.same(outcome.info, info, `${what}: info`);
+          t.ok(fileBytes(outcome).equals(content), `${what}: bytes`);
+          t.same(outcome.fields, expectedFields, `${what}: fields`);
+          t.same(outcome.summary, { hasFile: true }, `${what}: summary`);
+        }
+      }
+    }
+  }
+  t.end();
+});
+
+t.test('MIME line breaks, spaces, JSON escapes (\\/, \\u0041, \\r\\n) inside the base64 are fine', (t) => {
+  const content = randomBytes(5000, 3);
+  const base64 = content.toString('base64');
+  const variants: Array<[string, string]> = [
+    ['CRLF every 76', JSON.stringify(mimeWrap(base64))],
+    ['LF every 76 and a trailing newline', JSON.stringify(base64.replace(/.{76}/g, '$&\n') + '\n')],
+    ['spaces', JSON.stringify(base64.replace(/.{10}/g, '$& '))],
+    ['escaped slashes', JSON.stringify(base64).replace(/\//g, '\\/')],
+    ['unicode escapes', JSON.stringify(base64).replace(/A/g, '\\u0041')],
+    ['whitespace around the padding', JSON.stringify(`data:image/png;base64,\r\n${base64.slice(0, -2)} ${base64.slice(-2, -1)}\r\n${base64.slice(-1)}\r\n`)],
+  ];
+  for (const [label, file] of variants) {
+    const payload = Buffer.from(`{"file":${file}}`);
+    for (const chunks of [[payload], chunkBy(payload, [1]), chunkBy(payload, [77])]) {
+      const outcome = run(chunks);
+      t.equal(outcome.error, null, `${label}: no error`);
+      t.ok(fileBytes(outcome).equals(content), `${label}: bytes (chunks of ${chunks[0]!.length})`);
+    }
+  }
+  t.end();
+});
+
+t.test('the data URI header may be split at any position', (t) => {
+  const cases: Array<[string, JsonFileInfo, Buffer]> = [
+    ['data:image/png;base64,QUJDRA==', { dataUri: true, declaredType: 'image/png' }, Buffer.from('ABCD')],
+    ['DATA:Image/SVG+XML;charset=utf-8;name=a.svg;BASE64,QUJD', { dataUri: true, declaredType: 'image/svg+xml' }, Buffer.from('ABC')],
+    ['data:;base64,QUI=', { dataUri: true, declaredType: null }, Buffer.from('AB')],
+    ['data:image/png;base64,', { dataUri: true, declaredType: 'image/png' }, Buffer.alloc(0)],
+    ['dataAAAA', { dataUri: false, declaredType: null }, Buffer.from('dataAAAA', 'base64')],
+    ['datA', { dataUri: false, declaredType: null }, Buffer.from('datA', 'base64')],
+    ['', { dataUri: false, declaredType: null }, Buffer.alloc(0)],
+  ];
+  for (const [file, info, bytes] of cases) {
+    const payload = Buffer.from(`{"fileName":"n","file":"${file}","tags":[]}`);
+    const start = payload.indexOf('"file"');
+    let failures = 0;
+    for (let split = start; split <= start + file.length + 10; split++) {
+      const outcome = run([payload.subarray(0, split), payload.subarray(split)]);
+      if (outcome.error || JSON.stringify(outcome.info) !== JSON.stringify(info) || !fileBytes(outcome).equals(bytes)) {
+        failures += 1;
+        t.fail(`${file} split at ${split}: ${outcome.log.join(' ')} ${String(outcome.error)}`);
+      }
+    }
+    const byByte = run(chunkBy(payload, [1]));
+    t.same([byByte.info, fileBytes(byByte).equals(bytes), byByte.fields], [info, true, { fileName: 'n', tags: [] }], `${JSON.stringify(file)} byte by byte`);
+    t.equal(failures, 0, `${JSON.stringify(file)}: every split`);
+  }
+  t.end();
+});
+
+t.test('every split point of a small body gives the same events; each write delivers what it completed', (t) => {
+  const content = randomBytes(200, 4);
+  const payload = Buffer.from(`{"tags":["a",{"k":[1,-2.5e3,true,false,null]}],"file":"data:image/gif;base64,${mimeWrap(content.toString('base64')).replace(/\r\n/g, '\\r\\n')}","fileName":"f.gif"}`);
+  const expected = run([payload]);
+  t.same(expected.log, ['start', 'data', 'end', 'finish']);
+  t.same(expected.fields, { tags: ['a', { k: [1, -2500, true, false, null] }], fileName: 'f.gif' });
+  for (let split = 0; split <= payload.length; split++) {
+    const outcome = run([payload.subarray(0, split), payload.subarray(split)]);
+    if (JSON.stringify([outcome.log, outcome.fields, outcome.info]) !== JSON.stringify([expected.log, expected.fields, expected.info]) || !fileBytes(outcome).equals(content)) {
+      t.fail(`split at ${split}: ${outcome.log.join(' ')} ${String(outcome.error)}`);
+    }
+  }
+  // Synchronous delivery: after each write, all whole quanta written so far have been decoded.
+  const log: number[] = [];
+  let delivered = 0;
+  const parser = new JsonUploadParser({
+    fileStart() {},
+    fileData(chunk) {
+      delivered += chunk.length;
+    },
+    fileEnd() {},
+    finish() {},
+    error(error) {
+      throw error;
+    },
+  });
+  const dataStart = payload.indexOf(',', payload.indexOf('data:')) + 1;
+  for (let at = 0; at < payload.length; at += 9) {
+    parser.write(payload.subarray(at, at + 9));
+    const text = payload.subarray(dataStart, Math.max(dataStart, Math.min(at + 9, payload.length))).toString().split('"')[0]!.replace(/\\r\\n|\\r|\\/g, '');
+    log.push(Math.floor(text.length / 4) * 3 - delivered);
+  }
+  parser.end();
+  t.ok(log.every((lag) => lag >= 0 && lag <= 3), 'at most the last partial quantum (and the final one) is pending after a write');
+  t.end();
+});
+
+t.test('members other than file: any JSON value, last duplicate wins, __proto__ stays an own property', (t) => {
+  const outcome = parse(
+    '{"file":"","a":1,"a":2,"__proto__":{"x":1},"nested":{"deep":[[[[[[["seven"]]]]]]]},"s":"\\u00e9\\n\\"q\\"","n":-0.5e-2,"big":12345678901234567890,"e":{},"l":[]}',
+  );
+  t.equal(outcome.error, null);
+  const fields = outcome.fields!;
+  t.equal(fields.a, 2);
+  t.ok(Object.hasOwn(fields, '__proto__'));
+  t.equal(Object.getPrototypeOf(fields), Object.prototype);
+  t.same(fields.__proto__, { x: 1 });
+  t.same(fields.nested, { deep: [[[[[[['seven']]]]]]] });
+  t.equal(fields.s, 'é\n"q"');
+  t.equal(fields.n, -0.005);
+  t.equal(fields.big, 12345678901234567890);
+  t.same([fields.e, fields.l], [{}, []]);
+  t.notOk('file' in fields, 'the file is not among the fields');
+  t.end();
+});
+
+t.test('no file member: finish() with hasFile false, fileStart never called', (t) => {
+  const outcome = parse('{"fileName":"a.png","tags":["x"]}');
+  t.same(outcome.log, ['finish']);
+  t.same(outcome.summary, { hasFile: false });
+  t.same(outcome.fields, { fileName: 'a.png', tags: ['x'] });
+  t.same(parse('{}').summary, { hasFile: false });
+  t.same(parse('{"File":"QUJD"}').summary, { hasFile: false }, 'keys are case-sensitive');
+  t.end();
+});
+
+// ---- errors
+
+t.test('the body must be a JSON object', (t) => {
+  for (const text of ['[]', '"QUJD"', '1', 'null', 'true', '', '   \n', '[{"file":"QUJD"}]']) {
+    expectParseError(t, parse(text), /^The request body must be a JSON object$/, JSON.stringify(text));
+  }
+  t.end();
+});
+
+t.test('malformed JSON is a ParseError', (t) => {
+  for (const text of ['{"file":"QUJD",}', '{file:"QUJD"}', '{"file" "QUJD"}', '{"a":tru}', '{"a":01}', '{"a":"x\u0001"}', '{"a":[1,]}', '{"a":1 "b":2}', '{"a":"\\x"}', '{"a":-}', "{'a':1}"]) {
+    expectParseError(t, parse(text), /^The JSON body is malformed/, text);
+  }
+  t.end();
+});
+
+t.test('a truncated body is a ParseError, wherever it is cut', (t) => {
+  const payload = Buffer.from('{"fileName":"a","file":"data:image/png;base64,QUJD","tags":["x",1.5,true,null]} ');
+  for (let cut = 0; cut < payload.length - 1; cut++) {
+    const outcome = parse(payload.subarray(0, cut));
+    const pattern = cut === 0 ? /must be a JSON object/ : /^The JSON body is truncated$/;
+    if (!(outcome.error instanceof ParseError) || !pattern.test(outcome.error.message) || outcome.log.includes('finish')) {
+      t.fail(`cut at ${cut}: ${outcome.log.join(' ')} ${String(outcome.error)}`);
+    }
+  }
+  t.equal(parse(payload).error, null, 'the whole body is fine');
+  expectParseError(t, parse('{"file":"QUJD"'), /truncated/);
+  t.end();
+});
+
+t.test('file must be a string, given once', (t) => {
+  for (const value of ['12', 'null', '{}', '["QUJD"]', 'true', '{"data":"QUJD"}']) {
+    expectParseError(t, parse(`{"fileName":"a","file":${value}}`), /^file must be a string$/, value);
+  }
+  expectParseError(t, parse('{"file":"QUJD","fileName":"a","file":"QUJD"}'), /more than one "file" member/);
+  expectParseError(t, parse('{"file":"QUJD","file":1}'), /more than one "file" member/);
+  expectParseError(t, parse('{"fi\\u006ce":"QUJD","file":"QUJD"}'), /more than one "file" member/, 'an escaped key is the same key');
+  t.end();
+});
+
+t.test('nesting is limited', (t) => {
+  const nest = (depth: number): string => '['.repeat(depth) + '1' + ']'.repeat(depth);
+  t.equal(parse(`{"a":${nest(8)}}`).error, null, '8 levels');
+  expectParseError(t, parse(`{"a":${nest(9)}}`), /"a" nests deeper than 8 levels/);
+  expectParseError(t, parse(`{"o":{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{}}}}}}}}}}`), /"o" nests deeper than 8 levels/);
+  expectParseError(t, parse(`{"a":${'['.repeat(1_000_000)}`), /nests deeper/, 'a million brackets are refused at the ninth');
+  t.equal(parse(`{"a":${nest(3)}}`, { limits: { maxFieldDepth: 3 } }).error, null);
+  expectParseError(t, parse(`{"a":${nest(4)}}`, { limits: { maxFieldDepth: 3 } }), /deeper than 3 levels/);
+  t.end();
+});
+
+t.test('data after the object is a ParseError; whitespace is fine', (t) => {
+  for (const tail of ['x', '{}', ' 1', ',', '\n"more"', ']']) {
+    expectParseError(t, parse(`{"file":"QUJD"}${tail}`), /^The JSON body has data after its object$/, JSON.stringify(tail));
+  }
+  t.equal(parse('{"file":"QUJD"} \r\n\t ').error, null);
+  t.end();
+});
+
+t.test('invalid base64 is a ParseError, at any position, in small and large files', (t) => {
+  const valid = randomBytes(90_000, 5).toString('base64'); // 120000 characters: several 64 Ki blocks
+  const bad: Array<[string, string]> = [
+    ['url-safe -', '-'],
+    ['url-safe _', '_'],
+    ['punctuation', '!'],
+    ['dot', '.'],
+    ['tab', '\t'],
+    ['U+0141 (its low byte is "A")', '\u0141'],
+    ['U+00E9', 'é'],
+    ['NUL', '\u0000'],
+    ['padding in the middle', '='],
+  ];
+  for (const [label, character] of bad) {
+    for (const at of [0, 1, 2, 3, 77, 65_535, 65_536, 119_996]) {
+      const text = valid.slice(0, at) + character + valid.slice(at + 1);
+      const payload = Buffer.from(JSON.stringify({ file: text }));
+      for (const chunks of [[payload], chunkBy(payload, [4096])]) {
+        const outcome = run(chunks);
+        if (!(outcome.error instanceof ParseError) || outcome.error.message !== 'file is not valid base64' || outcome.log.includes('end')) {
+          t.fail(`${label} at ${at}: ${outcome.log.join(' ')} ${String(outcome.error)}`);
+        }
+      }
+    }
+  }
+  const small: Array<[string, string]> = [
+    ['3 characters', 'QUJ'],
+    ['5 characters', 'QUJDR'],
+    ['1 character', 'Q'],
+    ['A===', 'A==='],
+    ['====', '===='],
+    ['padding after a whole quantum', 'QUJD='],
+    ['incomplete padding', 'QQ='],
+    ['data after padding', 'QQ==QUJD'],
+    ['padding then more padding', 'QQ==='],
+    ['data after padding and whitespace', 'QUI=\r\nQUJD'],
+    ['only whitespace then a stray character', '\r\n \r\n*'],
+    ['data URI with an invalid payload', 'data:image/png;base64,QUJD*'],
+  ];
+  for (const [label, text] of small) {
+    const payload = Buffer.from(JSON.stringify({ file: text }));
+    for (const chunks of [[payload], chunkBy(payload, [1])]) {
+      expectParseError(t, run(chunks), /^file is not valid base64$/, `${label}, chunks of ${chunks[0]!.length}`);
+    }
+  }
+  t.end();
+});
+
+t.test('the data URI must be base64 and well-formed', (t) => {
+  const cases: Array<[string, RegExp]> = [
+    ['data:text/plain,hello', /must be a base64 data URI/],
+    ['data:image/png;charset=x,QUJD', /must be a base64 data URI/],
+    ['data:base64,QUJD', /must be a base64 data URI/],
+    ['data:,QUJD', /must be a base64 data URI/],
+    ['data:image/png;base64', /not a valid data URI/],
+    ['data:', /not a valid data URI/],
+    [`data:image/png;x=${'a'.repeat(300)};base64,QUJD`, /data URI header that is too long/],
+    [`data:${'a'.repeat(100_000)}`, /data URI header that is too long/],
+    ['data:image png;base64,QUJD', /invalid data URI media type/],
+    ['data:png;base64,QUJD', /invalid data URI media type/],
+    ['data:image/png;name;base64,QUJD', /invalid data URI parameter/],
+  ];
+  for (const [file, pattern] of cases) {
+    const payload = Buffer.from(JSON.stringify({ file }));
+    for (const chunks of [[payload], chunkBy(payload, [1]), chunkBy(payload, [4096])]) {
+      expectParseError(t, run(chunks), pattern, `${file.slice(0, 40)}, chunks of ${chunks[0]!.length}`);
+    }
+  }
+  t.end();
+});
+
+t.test('sizes of the other members are limited', (t) => {
+  t.equal(parse(JSON.stringify({ a: 'x'.repeat(60_000) })).error, null, 'a 60 KB value');
+  expectParseError(t, parse(JSON.stringify({ fileName: 'x'.repeat(70_000) })), /"fileName" is larger than 65536 bytes/);
+  expectParseError(t, parse(JSON.stringify({ tags: Array.from({ length: 40_000 }, () => 'ab') })), /"tags" is larger than 65536 bytes/);
+  expectParseError(t, parse(JSON.stringify({ [`k${'x'.repeat(70_000)}`]: 1 })), /A JSON key is longer than 65536 bytes/);
+  expectParseError(t, parse(`{"n":${'9'.repeat(70_000)}}`), /"n" is larger than 65536 bytes/);
+  expectParseError(t, parse(JSON.stringify({ s: 'é'.repeat(33_000) })), /"s" is larger than 65536 bytes/, 'counted in UTF-8 bytes');
+  const many = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`f${i}`, 'z'.repeat(60_000)]));
+  expectParseError(t, parse(JSON.stringify(many)), /larger than 262144 bytes in total/);
+  expectParseError(t, parse(JSON.stringify({ a: 'x'.repeat(101) }), { limits: { maxFieldBytes: 100 } }), /"a" is larger than 100 bytes/);
+  // The file string is not counted.
+  const big = parse(JSON.stringify({ file: randomBytes(600_000, 6).toString('base64'), fileName: 'f' }));
+  t.equal(big.error, null, 'a file larger than every member limit');
+  t.end();
+});
+
+// ---- consumer contract
+
+t.test('a skipped file is still validated but delivers nothing', (t) => {
+  const ok = parse('{"file":"data:image/png;base64,QUJD","fileName":"a"}', { accept: false });
+  t.same(ok.log, ['start', 'finish']);
+  t.equal(ok.chunks.length, 0);
+  t.same(ok.fields, { fileName: 'a' });
+  expectParseError(t, parse('{"file":"QUJD*"}', { accept: false }), /not valid base64/);
+  t.end();
+});
+
+t.test('backpressure: fileData returning false makes write() return false', (t) => {
+  const content = randomBytes(30_000, 8);
+  const payload = Buffer.from(JSON.stringify({ file: content.toString('base64') }));
+  let calls = 0;
+  const outcome = run(chunkBy(payload, [1000]), { onData: () => ++calls % 4 !== 0 });
+  t.equal(outcome.error, null);
+  t.ok(fileBytes(outcome).equals(content), 'nothing lost or held back');
+  t.equal(outcome.writeResults.filter((result) => !result).length, Math.floor(calls / 4));
+  t.ok(outcome.writeResults.includes(true));
+  t.end();
+});
+
+t.test('a throw from a callback is reported through error() as is; write() does not throw; nothing follows', (t) => {
+  const payload = Buffer.from(JSON.stringify({ file: randomBytes(30_000, 9).toString('base64'), fileName: 'a' }));
+  const problem = new Error('team limit');
+  let calls = 0;
+  const outcome = run(chunkBy(payload, [1000]), {
+    onData: () => {
+      if (++calls === 2) throw problem;
+    },
+  });
+  t.equal(outcome.error, problem);
+  t.same(outcome.log, ['start', 'data', 'error']);
+  t.equal(calls, 2);
+  t.ok(outcome.writeResults.slice(2).every((result) => !result), 'later writes are ignored');
+
+  const fromStart = run([Buffer.from('{"file":"QUJD"}')], { accept: undefined, onData: undefined });
+  t.equal(fromStart.error, null);
+  const thrower = new JsonUploadParser({
+    fileStart() {
+      throw problem;
+    },
+    fileData() {},
+    fileEnd() {},
+    finish() {
+      t.fail('no finish');
+    },
+    error(error) {
+      t.equal(error, problem, 'fileStart threw');
+    },
+  });
+  t.equal(thrower.write(Buffer.from('{"file":"QUJD"}')), false);
+  thrower.end();
+  t.end();
+});
+
+t.test('destroy() from a callback stops everything', (t) => {
+  const log: string[] = [];
+  const parser: JsonUploadParser = new JsonUploadParser({
+    fileStart: () => void log.push('start'),
+    fileData: () => {
+      log.push('data');
+      parser.destroy();
+    },
+    fileEnd: () => void log.push('end'),
+    finish: () => void log.push('finish'),
+    error: () => void log.push('error'),
+  });
+  const payload = Buffer.from(JSON.stringify({ file: 'QUJD'.repeat(50_000), fileName: 'x' }));
+  for (const chunk of chunkBy(payload, [10_000])) parser.write(chunk);
+  parser.end();
+  t.same(log, ['start', 'data']);
+  t.end();
+});
+
+t.test('Base64StreamDecoder: random whitespace and random splits decode exactly; one bad character anywhere is refused', (t) => {
+  const random = prng(42);
+  for (let round = 0; round < 300; round++) {
+    const content = randomBytes(Math.floor(random() * 300), round);
+    let text = content.toString('base64');
+    if (round % 2 === 0) text = text.replace(/./g, (c) => (random() < 0.1 ? ['\r\n', ' ', '\n', '\r'][Math.floor(random() * 4)]! + c : c));
+    const pieces: string[] = [];
+    for (let at = 0; at < text.length; ) {
+      const size = 1 + Math.floor(random() * 9);
+      pieces.push(text.slice(at, at + size));
+      at += size;
+    }
+    const out: Buffer[] = [];
+    const decoder = new Base64StreamDecoder((bytes) => out.push(bytes));
+    for (const piece of pieces) decoder.write(piece);
+    decoder.end();
+    if (!Buffer.concat(out).equals(content)) t.fail(`round ${round}: bytes differ`);
+
+    if (text.replace(/\s/g, '').length === 0) continue;
+    const at = Math.floor(random() * text.length);
+    const broken = text.slice(0, at) + '*' + text.slice(at + 1);
+    const refused = new Base64StreamDecoder(() => {});
+    t.throws(() => {
+      for (const piece of [broken.slice(0, at), broken.slice(at)]) refused.write(piece);
+      refused.end();
+    }, new ParseError('file is not valid base64'), `round ${round}: a bad character at ${at}`);
+  }
+  t.end();
+});
