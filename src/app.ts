@@ -85,7 +85,7 @@ export class Backend {
         store,
         pool,
         gate: new AdmissionGate(config.upload),
-        uploads: new UploadService({ orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), teams, media }),
+        uploads: new UploadService({ orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teams, media }),
       };
       return new Backend(services, databaseUrl, embedded);
     } catch (error) {

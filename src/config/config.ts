@@ -27,7 +27,7 @@ export interface Config {
   redisUrl: string | null;
   /** Null until start-up resolves it (generated and stored in DATA_DIR when unset). */
   authSecret: string | null;
-  upload: { concurrency: number; queueLimit: number; retryAfterSeconds: number };
+  upload: { concurrency: number; queueLimit: number; retryAfterSeconds: number; hashOffloadMinBytes: number | null };
   rateLimit: { points: number; durationSeconds: number };
   workerThreads: number;
   maxJsonBodyBytes: number;
@@ -126,6 +126,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
       concurrency: values.UPLOAD_CONCURRENCY,
       queueLimit: values.UPLOAD_QUEUE_LIMIT,
       retryAfterSeconds: values.UPLOAD_RETRY_AFTER_SECONDS,
+      hashOffloadMinBytes: values.HASH_OFFLOAD_MIN_BYTES,
     },
     rateLimit: { points: values.RATE_LIMIT_POINTS, durationSeconds: values.RATE_LIMIT_DURATION_SECONDS },
     workerThreads: values.WORKER_THREADS ?? availableParallelism(),

@@ -48,6 +48,7 @@ export const settings = {
   UPLOAD_CONCURRENCY: setting(integer(1, 10_000), 'an integer from 1 to 10000'),
   UPLOAD_QUEUE_LIMIT: setting(integer(0, 100_000), 'an integer from 0 to 100000'),
   UPLOAD_RETRY_AFTER_SECONDS: setting(integer(1, 3600), 'an integer from 1 to 3600'),
+  HASH_OFFLOAD_MIN_BYTES: setting(integer(0, Number.MAX_SAFE_INTEGER).nullable(), 'a number of bytes, or unset to hash every upload inline'),
   RATE_LIMIT_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),
   RATE_LIMIT_DURATION_SECONDS: setting(integer(1, 86_400), 'an integer from 1 to 86400'),
   WORKER_THREADS: setting(integer(1, 256).nullable(), 'an integer from 1 to 256, or unset for the number of cores'),

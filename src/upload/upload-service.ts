@@ -14,7 +14,7 @@ import type { XxHashApi } from '../media/content-hash.ts';
 import { checkNameAndType, resolveContentType, sniffContent } from '../media/file-type.ts';
 import type { MediaPool } from '../pool/media-pool.ts';
 import { StorageError, type ObjectStore, type ObjectWriter } from '../storage/object-store.ts';
-import { ContentHasher } from './content-hasher.ts';
+import { InlineContentHasher, PooledContentHasher, type ContentHasher } from './content-hasher.ts';
 import type { BodyParser, BodyParserEvents } from './parsers/body-parser.ts';
 import { UploadActor, type ReceivedFile } from './upload-actor.ts';
 import { parseFileName, parseJsonOptions, type UploadOptions } from './upload-options.ts';
@@ -36,6 +36,8 @@ export interface UploadServiceDeps {
   pool: MediaPool;
   xxhash: XxHashApi;
   quota: StorageQuota;
+  /** Bodies of at least this many bytes hash in the worker pool; null: always inline. */
+  hashOffloadMinBytes: number | null;
   teams: TeamService;
   media: MediaService;
 }
@@ -102,7 +104,11 @@ export class UploadService {
     const mediaId = randomUUID();
     const storageKey = storageKeyOf(teamId, mediaId);
     const { store, pool, quota } = this.deps;
-    const hasher = new ContentHasher(pool, this.deps.xxhash);
+    const offloadFrom = this.deps.hashOffloadMinBytes;
+    const hasher: ContentHasher =
+      offloadFrom !== null && (body.declaredLength ?? Infinity) >= offloadFrom
+        ? new PooledContentHasher(pool, this.deps.xxhash)
+        : new InlineContentHasher(this.deps.xxhash);
     let reserved = false;
 
     const actor = new UploadActor(

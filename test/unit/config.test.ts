@@ -66,7 +66,7 @@ t.test('defaults come from config/default.json', (t) => {
   t.equal(config.cdnUrl, null);
   t.equal(config.redisUrl, null);
   t.equal(config.authSecret, null);
-  t.same(config.upload, { concurrency: 16, queueLimit: 64, retryAfterSeconds: 5 });
+  t.same(config.upload, { concurrency: 16, queueLimit: 64, retryAfterSeconds: 5, hashOffloadMinBytes: null });
   t.same(config.rateLimit, { points: 32, durationSeconds: 10 });
   t.equal(config.workerThreads, availableParallelism(), 'WORKER_THREADS defaults to the number of cores');
   t.equal(config.maxJsonBodyBytes, 1048576);
@@ -105,7 +105,7 @@ t.test('environment variables override defaults', async (t) => {
     });
     t.equal(config.port, 8080);
     t.equal(config.databasePoolSize, 20);
-    t.same(config.upload, { concurrency: 4, queueLimit: 0, retryAfterSeconds: 30 });
+    t.same(config.upload, { concurrency: 4, queueLimit: 0, retryAfterSeconds: 30, hashOffloadMinBytes: null });
     t.same(config.rateLimit, { points: 100, durationSeconds: 60 });
     t.equal(config.workerThreads, 3);
     t.equal(config.maxJsonBodyBytes, 2048);
