@@ -21,6 +21,8 @@ export interface Config {
       accessKeyId: string | null;
       secretAccessKey: string | null;
       forcePathStyle: boolean;
+      /** Every object and multipart upload of the service lives under it; the sweeper touches nothing else. */
+      keyPrefix: string;
     };
   };
   cdnUrl: string | null;
@@ -117,6 +119,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
         accessKeyId: values.S3_ACCESS_KEY_ID,
         secretAccessKey: values.S3_SECRET_ACCESS_KEY,
         forcePathStyle: values.S3_FORCE_PATH_STYLE,
+        keyPrefix: values.S3_KEY_PREFIX,
       },
     },
     cdnUrl: values.CDN_URL?.replace(/\/+$/, '') ?? null,

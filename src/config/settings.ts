@@ -42,6 +42,7 @@ export const settings = {
   S3_ACCESS_KEY_ID: setting(z.string().min(1).nullable(), 'an access key id, or unset for the AWS default chain'),
   S3_SECRET_ACCESS_KEY: setting(z.string().min(1).nullable(), 'a secret access key, or unset for the AWS default chain'),
   S3_FORCE_PATH_STYLE: setting(boolean, 'true or false'),
+  S3_KEY_PREFIX: setting(z.string().regex(/^([A-Za-z0-9_.-]+\/)*$/), 'a key prefix ending in / (such as "media-service/"), or empty'),
   CDN_URL: setting(httpUrl.nullable(), 'an http(s) URL, or unset to serve files from this service'),
   REDIS_URL: setting(redisUrl.nullable(), 'a redis:// URL, or unset for in-process rate limits'),
   AUTH_SECRET: setting(z.string().min(16).nullable(), 'a string of at least 16 characters, or unset to generate one'),

@@ -62,6 +62,7 @@ t.test('defaults come from config/default.json', (t) => {
     accessKeyId: null,
     secretAccessKey: null,
     forcePathStyle: false,
+    keyPrefix: '',
   });
   t.equal(config.cdnUrl, null);
   t.equal(config.redisUrl, null);
