@@ -21,6 +21,7 @@ import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { StorageError, assertValidKey, checkRange } from '../object-store.ts';
 import type { ObjectInfo, ObjectStore, ObjectWriter, OpenWriterOptions, ReadOptions, StaleUpload } from '../object-store.ts';
+import { StreamObjectWriter } from '../stream-object-writer.ts';
 
 export interface FsObjectStoreOptions {
   /** Directory holding the objects; created on demand. */
@@ -91,93 +92,39 @@ const streamFs = {
   fsync: fs.fsync,
 };
 
-type WriterState = 'open' | 'finishing' | 'finished' | 'failed' | 'aborted';
-
-class FsObjectWriter implements ObjectWriter {
-  readonly #key: string;
+class FsObjectWriter extends StreamObjectWriter {
   readonly #tempPath: string;
   readonly #finalPath: string;
   readonly #root: string;
   readonly #durable: boolean;
   readonly #stream: WriteStream;
-  #state: WriterState = 'open';
-  #bytes = 0;
   #streamError: Error | null = null;
-  #failure: StorageError | null = null;
-  #cleanup: Promise<void> | null = null;
-  #errorListeners: ((error: Error) => void)[] = [];
-  #finishing: Promise<{ size: number; etag: string | null }> | null = null;
-  #aborting: Promise<void> | null = null;
   #renamed = false;
 
   constructor(options: { key: string; root: string; tempPath: string; finalPath: string; highWaterMark: number; durable: boolean }) {
-    this.#key = options.key;
-    this.#root = options.root;
-    this.#tempPath = options.tempPath;
-    this.#finalPath = options.finalPath;
-    this.#durable = options.durable;
-    this.#stream = fs.createWriteStream(options.tempPath, {
+    const stream = fs.createWriteStream(options.tempPath, {
       flags: 'wx',
       highWaterMark: options.highWaterMark,
       flush: options.durable,
       fs: streamFs,
     });
+    super(options.key, stream);
+    this.#root = options.root;
+    this.#tempPath = options.tempPath;
+    this.#finalPath = options.finalPath;
+    this.#durable = options.durable;
+    this.#stream = stream;
     this.#stream.on('error', (error) => this.#onStreamError(error));
-  }
-
-  get bytesWritten(): number {
-    return this.#bytes;
-  }
-
-  write(chunk: Buffer): boolean {
-    if (this.#state === 'open') {
-      this.#bytes += chunk.length;
-      return this.#stream.write(chunk);
-    }
-    // After a failure or abort the upload is over and the caller has been told; drop the bytes.
-    if (this.#state === 'failed' || this.#state === 'aborted') return true;
-    throw new StorageError('write() after finish()', { code: 'failed', operation: 'write', key: this.#key });
-  }
-
-  onDrain(listener: () => void): void {
-    this.#stream.on('drain', listener);
-  }
-
-  onError(listener: (error: Error) => void): void {
-    const failure = this.#failure;
-    if (failure?.operation === 'write') queueMicrotask(() => listener(failure));
-    else this.#errorListeners.push(listener);
-  }
-
-  finish(): Promise<{ size: number; etag: string | null }> {
-    this.#finishing ??= this.#finish();
-    return this.#finishing;
-  }
-
-  abort(): Promise<void> {
-    if (this.#state === 'finished') return Promise.resolve();
-    this.#aborting ??= this.#abort().catch((error: unknown) => {
-      this.#aborting = null; // let a later call try again
-      throw wrap(error, 'abort', this.#key);
-    });
-    return this.#aborting;
   }
 
   #onStreamError(error: Error): void {
     this.#streamError ??= error;
-    if (this.#state !== 'open') return; // finish() reads #streamError; after abort errors do not matter
-    this.#fail(error, 'write');
+    if (this.state !== 'open') return; // finish() reads #streamError; after abort errors do not matter
+    this.fail(error, 'write');
   }
 
-  #fail(error: unknown, operation: string): StorageError {
-    const failure = wrap(error, operation, this.#key);
-    this.#state = 'failed';
-    this.#failure = failure;
-    this.#cleanup = this.#removeFiles().catch(() => undefined);
-    const listeners = this.#errorListeners;
-    this.#errorListeners = [];
-    if (operation === 'write') for (const listener of listeners) listener(failure);
-    return failure;
+  protected override wrapError(error: unknown, operation: string): StorageError {
+    return wrap(error, operation, this.key);
   }
 
   #waitClosed(): Promise<void> {
@@ -185,45 +132,22 @@ class FsObjectWriter implements ObjectWriter {
     return new Promise((resolve) => this.#stream.once('close', () => resolve()));
   }
 
-  #abortedError(): StorageError {
-    return new StorageError('The writer was aborted', { code: 'aborted', operation: 'finish', key: this.#key });
-  }
-
-  /** Throws once abort() was called; abort() removes whatever finish() has written so far. */
-  #checkAborted(): void {
-    if ((this.#state as WriterState) === 'aborted') throw this.#abortedError();
-  }
-
-  async #finish(): Promise<{ size: number; etag: string | null }> {
-    if (this.#failure) {
-      await this.#cleanup;
-      throw this.#failure;
-    }
-    this.#checkAborted();
-    this.#state = 'finishing';
-    try {
-      const closed = this.#waitClosed();
-      this.#stream.end();
-      await closed; // with `flush`, the data has been fsynced before the close
-      if (this.#streamError) throw this.#streamError;
-      this.#checkAborted();
-      const dir = path.dirname(this.#finalPath);
-      const created = await mkdir(dir, { recursive: true });
-      this.#checkAborted();
-      await rename(this.#tempPath, this.#finalPath);
-      this.#renamed = true;
-      if (this.#durable) await this.#syncDirectories(dir, created);
-      const info = await stat(this.#finalPath);
-      this.#checkAborted();
-      if (info.size !== this.#bytes) throw new Error(`wrote ${this.#bytes} bytes but the file holds ${info.size}`);
-      this.#state = 'finished';
-      return { size: info.size, etag: etagOf(info) };
-    } catch (error) {
-      if ((this.#state as WriterState) === 'aborted') throw this.#abortedError();
-      const failure = this.#fail(error, 'finish');
-      await this.#cleanup;
-      throw failure;
-    }
+  protected override async complete(): Promise<{ size: number; etag: string | null }> {
+    const closed = this.#waitClosed();
+    this.#stream.end();
+    await closed; // with `flush`, the data has been fsynced before the close
+    if (this.#streamError) throw this.#streamError;
+    this.throwIfAborted();
+    const dir = path.dirname(this.#finalPath);
+    const created = await mkdir(dir, { recursive: true });
+    this.throwIfAborted();
+    await rename(this.#tempPath, this.#finalPath);
+    this.#renamed = true;
+    if (this.#durable) await this.#syncDirectories(dir, created);
+    const info = await stat(this.#finalPath);
+    this.throwIfAborted();
+    if (info.size !== this.bytesWritten) throw new Error(`wrote ${this.bytesWritten} bytes but the file holds ${info.size}`);
+    return { size: info.size, etag: etagOf(info) };
   }
 
   /** fsyncs the target directory and, when mkdir made new directories, their parents too. */
@@ -238,16 +162,13 @@ class FsObjectWriter implements ObjectWriter {
     for (const each of dirs) await fsyncDirectory(each);
   }
 
-  async #abort(): Promise<void> {
-    this.#state = 'aborted';
+  /** After a stream error the stream is already destroyed, and after finish() closed: then a no-op. */
+  protected override stop(): void {
     this.#stream.destroy();
-    await this.#waitClosed(); // the file may only now have been created by a pending open
-    if (this.#finishing) await this.#finishing.catch(() => undefined);
-    await this.#removeFiles();
   }
 
-  async #removeFiles(): Promise<void> {
-    await this.#waitClosed();
+  protected override async cleanUp(): Promise<void> {
+    await this.#waitClosed(); // the file may only now have been created by a pending open
     await unlinkIfPresent(this.#tempPath);
     if (this.#renamed) await unlinkIfPresent(this.#finalPath);
   }

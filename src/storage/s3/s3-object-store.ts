@@ -53,6 +53,7 @@ import type {
   StaleUpload,
   StorageErrorCode,
 } from '../object-store.ts';
+import { StreamObjectWriter } from '../stream-object-writer.ts';
 
 export interface S3ObjectStoreOptions {
   /** Null for AWS S3 itself; otherwise the endpoint URL, e.g. http://127.0.0.1:7480. */
@@ -166,30 +167,19 @@ interface StoreContext {
   bucket: string;
 }
 
-type WriterState = 'open' | 'finishing' | 'finished' | 'failed' | 'aborted';
-
-class S3ObjectWriter implements ObjectWriter {
+class S3ObjectWriter extends StreamObjectWriter {
   readonly #context: StoreContext;
-  /** The key as the caller knows it (without the store's prefix). */
-  readonly #key: string;
-  /** The S3 object key (with the store's prefix). */
+  /** The S3 object key (with the store's prefix); `key` is the key as the caller knows it. */
   readonly #objectKey: string;
   readonly #body: PassThrough;
   readonly #controller = new AbortController();
   readonly #done: Promise<{ ETag?: string }>;
   readonly #inFlight = new Set<Promise<void>>();
-  #state: WriterState = 'open';
-  #bytes = 0;
   #uploadId: string | null = null;
   /** A CreateMultipartUpload got no definite answer (network error, cancelled): one may exist. */
   #createUncertain = false;
   /** A PutObject or CompleteMultipartUpload was sent: the object may exist. */
   #objectMayExist = false;
-  #failure: StorageError | null = null;
-  #errorListeners: ((error: Error) => void)[] = [];
-  #cleanup: Promise<void> | null = null;
-  #finishing: Promise<{ size: number; etag: string | null }> | null = null;
-  #aborting: Promise<void> | null = null;
 
   constructor(options: {
     context: StoreContext;
@@ -200,10 +190,11 @@ class S3ObjectWriter implements ObjectWriter {
     queueSize: number;
     highWaterMark: number;
   }) {
+    const body = new PassThrough({ highWaterMark: options.highWaterMark });
+    super(options.key, body);
     this.#context = options.context;
-    this.#key = options.key;
     this.#objectKey = options.objectKey;
-    this.#body = new PassThrough({ highWaterMark: options.highWaterMark });
+    this.#body = body;
     // lib-storage only calls `client.send` and reads `client.config`; this view of the shared
     // client routes its requests through #send, per writer, without touching the shared client.
     const client = Object.create(options.context.client) as S3Client;
@@ -219,46 +210,12 @@ class S3ObjectWriter implements ObjectWriter {
     // Starts reading the body at once; it settles when the body ends (finish) or on abort/failure.
     this.#done = upload.done();
     this.#done.catch((error: unknown) => {
-      if (this.#state === 'open') this.#fail(error, 'write');
+      if (this.state === 'open') this.fail(error, 'write');
     });
   }
 
-  get bytesWritten(): number {
-    return this.#bytes;
-  }
-
-  write(chunk: Buffer): boolean {
-    if (this.#state === 'open') {
-      this.#bytes += chunk.length;
-      return this.#body.write(chunk);
-    }
-    // After a failure or abort the upload is over and the caller has been told; drop the bytes.
-    if (this.#state === 'failed' || this.#state === 'aborted') return true;
-    throw new StorageError('write() after finish()', { code: 'failed', operation: 'write', key: this.#key });
-  }
-
-  onDrain(listener: () => void): void {
-    this.#body.on('drain', listener);
-  }
-
-  onError(listener: (error: Error) => void): void {
-    const failure = this.#failure;
-    if (failure?.operation === 'write') queueMicrotask(() => listener(failure));
-    else this.#errorListeners.push(listener);
-  }
-
-  finish(): Promise<{ size: number; etag: string | null }> {
-    this.#finishing ??= this.#finish();
-    return this.#finishing;
-  }
-
-  abort(): Promise<void> {
-    if (this.#state === 'finished') return Promise.resolve();
-    this.#aborting ??= this.#abort().catch((error: unknown) => {
-      this.#aborting = null; // let a later call try again
-      throw wrap(error, 'abort', this.#key);
-    });
-    return this.#aborting;
+  protected override wrapError(error: unknown, operation: string): StorageError {
+    return wrap(error, operation, this.key);
   }
 
   /** Every request of this writer: lib-storage's, and our own HeadObject. */
@@ -289,7 +246,7 @@ class S3ObjectWriter implements ObjectWriter {
         // A refused PutObject/Complete wrote nothing (only one of them is ever sent per writer).
         if (createsObject && changedNothing(error)) this.#objectMayExist = false;
         // The SDK has already retried; report the failure now instead of when lib-storage gives up.
-        if (name !== 'AbortMultipartUploadCommand' && this.#state === 'open' && !this.#controller.signal.aborted) this.#fail(error, 'write');
+        if (name !== 'AbortMultipartUploadCommand' && this.state === 'open' && !this.#controller.signal.aborted) this.fail(error, 'write');
       },
     );
     this.#inFlight.add(tracked);
@@ -297,76 +254,30 @@ class S3ObjectWriter implements ObjectWriter {
     return request;
   }
 
-  #fail(error: unknown, operation: 'write' | 'finish'): StorageError {
-    if (this.#failure) return this.#failure;
-    const failure = wrap(error, operation, this.#key);
-    this.#state = 'failed';
-    this.#failure = failure;
-    this.#controller.abort(); // cancels the parts in flight; lib-storage stops
-    this.#body.destroy();
-    this.#runCleanup().catch(() => undefined);
-    const listeners = this.#errorListeners;
-    this.#errorListeners = [];
-    if (operation === 'write') for (const listener of listeners) listener(failure);
-    return failure;
-  }
-
-  #abortedError(): StorageError {
-    return new StorageError('The writer was aborted', { code: 'aborted', operation: 'finish', key: this.#key });
-  }
-
-  async #finish(): Promise<{ size: number; etag: string | null }> {
-    if (this.#failure) {
-      await this.#runCleanup().catch(() => undefined);
-      throw this.#failure;
-    }
-    if (this.#state === 'aborted') throw this.#abortedError();
-    this.#state = 'finishing';
+  protected override async complete(): Promise<{ size: number; etag: string | null }> {
     this.#body.end();
-    try {
-      const output = await this.#done;
-      if ((this.#state as WriterState) === 'aborted') throw this.#abortedError();
-      let etag = output.ETag || null;
-      if (etag === null) {
-        // RGW answers CompleteMultipartUpload without an ETag; HeadObject has it.
-        const head = await this.#send<HeadObjectCommandOutput>(new HeadObjectCommand({ Bucket: this.#context.bucket, Key: this.#objectKey }));
-        if (head.ContentLength !== undefined && head.ContentLength !== this.#bytes) {
-          throw new Error(`wrote ${this.#bytes} bytes but the object holds ${head.ContentLength}`);
-        }
-        etag = head.ETag || null;
+    const output = await this.#done;
+    this.throwIfAborted();
+    let etag = output.ETag || null;
+    if (etag === null) {
+      // RGW answers CompleteMultipartUpload without an ETag; HeadObject has it.
+      const head = await this.#send<HeadObjectCommandOutput>(new HeadObjectCommand({ Bucket: this.#context.bucket, Key: this.#objectKey }));
+      if (head.ContentLength !== undefined && head.ContentLength !== this.bytesWritten) {
+        throw new Error(`wrote ${this.bytesWritten} bytes but the object holds ${head.ContentLength}`);
       }
-      if ((this.#state as WriterState) === 'aborted') throw this.#abortedError();
-      this.#state = 'finished';
-      return { size: this.#bytes, etag };
-    } catch (error) {
-      if ((this.#state as WriterState) === 'aborted') throw this.#abortedError(); // abort() cleans up
-      const failure = this.#fail(error, 'finish');
-      await this.#runCleanup().catch(() => undefined);
-      throw failure;
+      etag = head.ETag || null;
     }
+    return { size: this.bytesWritten, etag };
   }
 
-  async #abort(): Promise<void> {
-    this.#state = 'aborted';
-    this.#controller.abort(); // what upload.abort() does; also cancels our requests in flight
+  protected override stop(): void {
+    // What upload.abort() does; also cancels our requests in flight and the parts in flight, so
+    // lib-storage stops.
+    this.#controller.abort();
     this.#body.destroy();
-    if (this.#finishing) await this.#finishing.catch(() => undefined);
-    await this.#runCleanup();
   }
 
-  /** One clean-up at a time; a failed one is run again by the next abort(). */
-  #runCleanup(): Promise<void> {
-    if (!this.#cleanup) {
-      const attempt = this.#cleanUp();
-      this.#cleanup = attempt;
-      attempt.catch(() => {
-        if (this.#cleanup === attempt) this.#cleanup = null;
-      });
-    }
-    return this.#cleanup;
-  }
-
-  async #cleanUp(): Promise<void> {
+  protected override async cleanUp(): Promise<void> {
     // Requests in flight were cancelled; let them settle so none lands after the checks below.
     while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
     const { client, bucket } = this.#context;
@@ -385,10 +296,10 @@ class S3ObjectWriter implements ObjectWriter {
       if (left.length === 0) return;
       for (const upload of left) await abortMultipartUpload(client, bucket, this.#objectKey, upload.UploadId!);
       if (Date.now() + delay > deadline) {
-        throw new StorageError(`Multipart uploads of ${this.#key} are still listed after aborting them`, {
+        throw new StorageError(`Multipart uploads of ${this.key} are still listed after aborting them`, {
           code: 'unavailable',
           operation: 'abort',
-          key: this.#key,
+          key: this.key,
         });
       }
       await sleep(delay);
