@@ -7,7 +7,7 @@ const server = await startTestServer(t);
 async function teamLogActions(teamId: string): Promise<string[]> {
   const client = await connectPg(server.databaseUrl);
   try {
-    const { rows } = await client.query<{ action: string }>('select action from team_log where team_id = $1 order by created_at, action', [teamId]);
+    const { rows } = await client.query<{ action: string }>('select action from team_log where team_id = $1 order by action', [teamId]);
     return rows.map((row) => row.action);
   } finally {
     await client.end();
