@@ -13,6 +13,9 @@ import { MemberService } from './domain/members/member.service.ts';
 import { TeamService } from './domain/teams/team.service.ts';
 import { serviceUnavailable } from './errors/errors.ts';
 import { Router } from './http/router.ts';
+import { fileServingRoutes } from './http/routes/media/file-serving-routes.ts';
+import { folderRoutes } from './http/routes/media/folder-routes.ts';
+import { libraryRoutes } from './http/routes/media/library-routes.ts';
 import { uploadRoutes } from './http/routes/media/upload-routes.ts';
 import { AdmissionGate } from './limits/admission-gate.ts';
 import { RequestRateLimiter } from './limits/rate-limiter.ts';
@@ -163,6 +166,9 @@ export class Application {
         ...adminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...mediaRoutes(services),
         ...uploadRoutes(services),
+        ...folderRoutes(services, this.config),
+        ...fileServingRoutes(services, this.config),
+        ...libraryRoutes(services, this.config),
       ];
       for (const route of routes) this.router.add(route);
       this.lifecycle = 'ready';
