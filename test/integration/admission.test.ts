@@ -33,18 +33,25 @@ async function settle(ms = 150): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** Polls until `condition` holds (bounded: the machine may be busy), then returns whether it did. */
+async function eventually(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await settle(20)) {
+    if (condition()) return true;
+  }
+  return condition();
+}
+
 t.test('past UPLOAD_CONCURRENCY and UPLOAD_QUEUE_LIMIT uploads get 503 uploadBusy with Retry-After, and nothing is stored', async (t) => {
   const server = await startTestServer(t, { settings: { UPLOAD_CONCURRENCY: 1, UPLOAD_QUEUE_LIMIT: 1 } });
   const team = await server.createTeam('Gate');
   const content = Buffer.alloc(64 * 1024, 7);
 
+  const gate = server.app.services.gate;
   const running = heldUpload(server, team.teamId, team.key, content);
-  await settle();
+  t.ok(await eventually(() => gate.running === 1), 'one upload runs');
   const waiting = heldUpload(server, team.teamId, team.key, content);
   waiting.finish(); // its whole body is sent, but it waits for a slot
-  await settle();
-  t.equal(server.app.services.gate.running, 1, 'one upload runs');
-  t.equal(server.app.services.gate.waiting, 1, 'one upload waits');
+  t.ok(await eventually(() => gate.waiting === 1), 'one upload waits');
 
   const before = await teamStorageState(server.databaseUrl, team.teamId);
   const busyMultipart = await uploadMultipart(server, team.teamId, team.key, { content, fileName: 'busy.bin' });
@@ -73,18 +80,18 @@ t.test('a client that gives up while waiting does not hold up the queue', async 
   const server = await startTestServer(t, { settings: { UPLOAD_CONCURRENCY: 1, UPLOAD_QUEUE_LIMIT: 1, UPLOAD_RETRY_AFTER_SECONDS: 9 } });
   const team = await server.createTeam('GateAbort');
   const content = Buffer.alloc(1024, 1);
+  const gate = server.app.services.gate;
   const running = heldUpload(server, team.teamId, team.key, content);
-  await settle();
+  t.ok(await eventually(() => gate.running === 1), 'one upload runs');
   const waiting = heldUpload(server, team.teamId, team.key, content);
   waiting.response.catch(() => undefined);
-  await settle();
+  t.ok(await eventually(() => gate.waiting === 1), 'one upload waits');
   const busy = await uploadMultipart(server, team.teamId, team.key, { content, fileName: 'x.bin' });
   t.equal(busy.headers.get('retry-after'), '9', 'Retry-After follows UPLOAD_RETRY_AFTER_SECONDS');
   waiting.request.destroy();
   running.finish();
   t.equal((await running.response).status, 201);
-  await settle();
-  t.equal(server.app.services.gate.running + server.app.services.gate.waiting, 0, 'the abandoned upload was dropped when its turn came');
+  t.ok(await eventually(() => gate.running + gate.waiting === 0), 'the abandoned upload was dropped when its turn came');
   const next = await uploadMultipart(server, team.teamId, team.key, { content, fileName: 'next.bin' });
   t.equal(next.status, 201, 'the next upload runs');
   t.equal((await teamStorageState(server.databaseUrl, team.teamId)).files, 2, 'the abandoned upload stored nothing');
