@@ -1,8 +1,98 @@
 import type { Config } from '../../../config/config.ts';
 import type { Services } from '../../../app.ts';
-import type { Route } from '../../types.ts';
+import { Permission } from '../../../auth/permissions.ts';
+import { escapeLike } from '../../../domain/media/media.service.ts';
+import { Team } from '../../../domain/teams/team.entity.ts';
+import { badRequest, notFound } from '../../../errors/errors.ts';
+import { authorizeMedia } from '../../guards.ts';
+import { json, type Route } from '../../types.ts';
 
-/** Spec 4.4, 4.10: tags in use and usage. */
-export function libraryRoutes(_services: Services, _config: Config): Route[] {
-  return [];
+export const DEFAULT_TAG_LIMIT = 20;
+export const MAX_TAG_LIMIT = 100;
+export const MAX_TAG_SEARCH_LENGTH = 64;
+export const DEFAULT_USAGE_DAYS = 30;
+export const MAX_USAGE_DAYS = 90;
+
+/** A whole number from `min` to `max` from a query parameter; `fallback` when absent or empty. */
+function integerParam(query: URLSearchParams, name: string, min: number, max: number, fallback: number): number {
+  const raw = query.get(name);
+  if (raw === null || raw === '') return fallback;
+  const value = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isInteger(value) || value < min || value > max) throw badRequest(`${name} must be a whole number from ${min} to ${max}.`, name);
+  return value;
+}
+
+/** Spec 4.10: tags in use and usage. */
+export function libraryRoutes(services: Services, _config: Config): Route[] {
+  return [
+    {
+      method: 'GET',
+      pattern: '/v1/cdn/media/:teamId/tags',
+      handler: async (request) => {
+        const { principal, headers } = await authorizeMedia(request, services, { permission: Permission.mediaView });
+        const limit = integerParam(request.query, 'limit', 1, MAX_TAG_LIMIT, DEFAULT_TAG_LIMIT);
+        const search = (request.query.get('search') ?? '').trim().toLowerCase();
+        if (search.length > MAX_TAG_SEARCH_LENGTH) throw badRequest(`search is at most ${MAX_TAG_SEARCH_LENGTH} characters.`, 'search');
+        const params: unknown[] = [principal.teamId];
+        let filter = '';
+        if (search !== '') {
+          filter = `and t.tag like ? escape '!'`;
+          params.push(`%${escapeLike(search)}%`);
+        }
+        // Substring match; tags starting with the text come first, then by use.
+        const prefixRank = search === '' ? '' : `(t.tag like ? escape '!') desc, `;
+        const rankParams = search === '' ? [] : [`${escapeLike(search)}%`];
+        const rows = await services.orm.em.fork().execute<{ tag: string; count: number }[]>(
+          `select t.tag, count(*)::int as count
+             from media_file f cross join lateral unnest(f.tags) as t(tag)
+            where f.team_id = ? ${filter}
+            group by t.tag
+            order by ${prefixRank}count(*) desc, t.tag asc
+            limit ${limit}`,
+          [...params, ...rankParams],
+        );
+        return json(200, { tags: rows.map((row) => ({ tag: row.tag, count: Number(row.count) })) }, headers);
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/cdn/media/:teamId/usage',
+      handler: async (request) => {
+        const { principal, headers } = await authorizeMedia(request, services, { permission: Permission.mediaView });
+        const days = integerParam(request.query, 'days', 1, MAX_USAGE_DAYS, DEFAULT_USAGE_DAYS);
+        const limits = await services.teams.getLimits(principal.teamId);
+        const em = services.orm.em.fork();
+        const team = await em.findOne(Team, { id: principal.teamId }, { fields: ['usedStorage'] });
+        if (!team) throw notFound('team', principal.teamId);
+        const [media, daily] = await Promise.all([
+          em.execute<{ bytes: string | null }[]>(`select coalesce(sum(size), 0) as bytes from media_file where team_id = ?`, [principal.teamId]),
+          em.execute<{ date: string; uploads: number; bytes: string; api_uploads: number }[]>(
+            `select to_char(d.day, 'YYYY-MM-DD') as date,
+                    coalesce(u.uploads, 0)::int as uploads,
+                    coalesce(u.upload_bytes, 0) as bytes,
+                    coalesce(u.api_uploads, 0)::int as api_uploads
+               from generate_series((now() at time zone 'utc')::date - ${days - 1}, (now() at time zone 'utc')::date, interval '1 day') as d(day)
+               left join media_usage_daily u on u.team_id = ? and u.day = d.day::date
+              order by d.day`,
+            [principal.teamId],
+          ),
+        ]);
+        return json(
+          200,
+          {
+            days,
+            storage: {
+              usedBytes: team.usedStorage,
+              limitBytes: limits.maxTeamStorage === null ? null : limits.maxTeamStorage * 1024,
+              mediaBytes: Number(media[0]?.bytes ?? 0),
+              maxFileSizeBytes: limits.maxMediaFileSize,
+            },
+            limits,
+            uploads: daily.map((row) => ({ date: row.date, uploads: Number(row.uploads), bytes: Number(row.bytes), apiUploads: Number(row.api_uploads) })),
+          },
+          headers,
+        );
+      },
+    },
+  ];
 }

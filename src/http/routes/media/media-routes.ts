@@ -1,6 +1,6 @@
 import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
 import { Permission } from '../../../auth/permissions.ts';
-import { parsePaging, type MediaService } from '../../../domain/media/media.service.ts';
+import { parseListFilters, parsePaging, type MediaService } from '../../../domain/media/media.service.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
 import { authorizeMedia } from '../../guards.ts';
 import { json, type Route } from '../../types.ts';
@@ -20,7 +20,8 @@ export function mediaRoutes(deps: MediaRouteDeps): Route[] {
       handler: async (request) => {
         const { principal, headers } = await authorizeMedia(request, deps, { permission: Permission.mediaView });
         const paging = parsePaging(request.headers['pagenumber'], request.headers['pagesize']);
-        return json(200, await deps.media.list(principal.teamId, paging), headers);
+        const filters = parseListFilters(request.query);
+        return json(200, await deps.media.list(principal.teamId, paging, filters), headers);
       },
     },
   ];
