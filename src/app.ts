@@ -16,6 +16,7 @@ import { Router } from './http/router.ts';
 import { fileServingRoutes } from './http/routes/media/file-serving-routes.ts';
 import { folderRoutes } from './http/routes/media/folder-routes.ts';
 import { libraryRoutes } from './http/routes/media/library-routes.ts';
+import { mediaEditRoutes } from './http/routes/media/media-edit-routes.ts';
 import { uploadRoutes } from './http/routes/media/upload-routes.ts';
 import { AdmissionGate } from './limits/admission-gate.ts';
 import { RequestRateLimiter } from './limits/rate-limiter.ts';
@@ -169,6 +170,7 @@ export class Application {
         ...folderRoutes(services, this.config),
         ...fileServingRoutes(services, this.config),
         ...libraryRoutes(services, this.config),
+        ...mediaEditRoutes(services, this.config),
       ];
       for (const route of routes) this.router.add(route);
       this.lifecycle = 'ready';
