@@ -3,6 +3,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../../errors/errors.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
+import { lockTeamFolders } from './folder-resolver.ts';
 import { MAX_FOLDER_DEPTH } from './media-folder.entity.ts';
 
 /**
@@ -133,10 +134,6 @@ interface LockedFolder {
   name: string;
   parentId: string | null;
   depth: number;
-}
-
-async function lockTeamFolders(em: EntityManager, teamId: string): Promise<void> {
-  await em.execute(`select pg_advisory_xact_lock(hashtextextended('media_folder:' || ?, 0))`, [teamId]);
 }
 
 async function findLocked(em: EntityManager, teamId: string, folderId: string, what = 'folder'): Promise<LockedFolder> {
