@@ -168,7 +168,7 @@ export class Application {
         ...mediaRoutes(services),
         ...uploadRoutes(services),
         ...folderRoutes(services, this.config),
-        ...fileServingRoutes(services, this.config),
+        ...fileServingRoutes(services, { ...this.config, authSecret: secret }),
         ...libraryRoutes(services, this.config),
         ...mediaEditRoutes(services, this.config),
       ];

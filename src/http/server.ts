@@ -8,7 +8,7 @@ import { badRequest, toServiceError } from '../errors/errors.ts';
 import type { ServiceError } from '../errors/service-error.ts';
 import { ClientAbortedError, RequestBody } from './request-body.ts';
 import type { Router } from './router.ts';
-import type { HttpRequest, HttpResult } from './types.ts';
+import type { HttpRequest, HttpResult, StreamBody } from './types.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 206: '206 Partial Content', 304: '304 Not Modified',
@@ -167,7 +167,14 @@ class Exchange {
   }
 
   send(request: HttpRequest, result: HttpResult): void {
-    if (this.aborted) return;
+    if (this.aborted) {
+      result.stream?.body.destroy?.();
+      return;
+    }
+    if (result.stream) {
+      this.sendStream(request, result, result.stream);
+      return;
+    }
     const payload = result.body === undefined ? undefined : JSON.stringify(result.body);
     // A body we did not read to the end cannot stay on a keep-alive connection.
     const closeConnection = !request.body.complete;
@@ -186,5 +193,94 @@ class Exchange {
       }
     });
     this.aborted = true;
+  }
+
+  /**
+   * Writes a streamed result with backpressure: status and headers corked,
+   * then each chunk through tryEnd (uWS adds Content-Length from the total);
+   * when a chunk does not fit, the source is not read again until onWritable
+   * has flushed the rest of it. Every write is corked, nothing is written after
+   * onAborted, and the source is destroyed when the client leaves.
+   */
+  private sendStream(request: HttpRequest, result: HttpResult, stream: StreamBody): void {
+    const res = this.res;
+    const total = stream.length;
+    const closeConnection = !request.body.complete;
+    if (this.paused && !closeConnection) this.resume();
+    const bodyless = request.method === 'HEAD' || total === 0 || result.status === 204 || result.status === 304;
+    res.cork(() => {
+      res.writeStatus(STATUS_TEXT[result.status] ?? String(result.status));
+      res.writeHeader('X-Request-Id', request.id);
+      for (const [name, value] of Object.entries(result.headers ?? {})) {
+        if (name.toLowerCase() !== 'content-length') res.writeHeader(name, value);
+      }
+      if (bodyless) {
+        if (request.method === 'HEAD') res.endWithoutBody(total, closeConnection);
+        else res.end('', closeConnection);
+      }
+    });
+    if (bodyless) {
+      this.aborted = true;
+      stream.body.destroy?.();
+      return;
+    }
+    void this.pump(stream, total);
+  }
+
+  private async pump(stream: StreamBody, total: number): Promise<void> {
+    const res = this.res;
+    const source = stream.body;
+    let finished = false;
+    // The chunk uWS could not take whole, waiting for onWritable. One handler for the whole response:
+    // uWS keeps calling the handler it has, so per-chunk handlers would see chunks long sent.
+    let pending: { chunk: Buffer; start: number; resolve: (done: boolean) => void } | null = null;
+    res.onWritable((offset) => {
+      const current = pending;
+      if (!current || this.aborted) return true;
+      let retried: [boolean, boolean] = [false, false];
+      res.cork(() => {
+        retried = res.tryEnd(current.chunk.subarray(Math.min(offset - current.start, current.chunk.length)), total);
+      });
+      if (retried[0] || retried[1]) {
+        pending = null;
+        current.resolve(retried[1]);
+      }
+      return retried[0];
+    });
+    const onClientGone = () => {
+      source.destroy?.();
+      const current = pending;
+      pending = null;
+      current?.resolve(false);
+    };
+    this.controller.signal.addEventListener('abort', onClientGone, { once: true });
+    try {
+      for await (const chunk of source) {
+        if (this.aborted || finished) break;
+        let ok = false;
+        let start = 0;
+        res.cork(() => {
+          start = res.getWriteOffset();
+          [ok, finished] = res.tryEnd(chunk, total);
+        });
+        if (finished || ok) continue;
+        // Backpressure: uWS took part of the chunk (or none); the source is not read again until onWritable sent the rest.
+        finished = await new Promise<boolean>((resolve) => {
+          pending = { chunk, start, resolve };
+        });
+      }
+    } catch (error) {
+      if (!this.aborted) this.log.error({ err: error }, 'reading the response body failed');
+    } finally {
+      this.controller.signal.removeEventListener('abort', onClientGone);
+      if (!finished && !this.aborted) {
+        // Headers promised `total` bytes that will never come: the client must see a broken response, not a short one.
+        this.log.error({ sent: res.getWriteOffset(), total }, 'response body ended early; closing the connection');
+        this.aborted = true;
+        res.close();
+      }
+      this.aborted = true;
+      source.destroy?.();
+    }
   }
 }

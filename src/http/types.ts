@@ -19,11 +19,21 @@ export interface HttpRequest {
   signal: AbortSignal;
 }
 
+/** A response body streamed with backpressure; the server sets Content-Length from `length`. */
+export interface StreamBody {
+  /** Read only as fast as the client takes it; destroyed when the client leaves or the response ends early. */
+  body: AsyncIterable<Buffer> & { destroy?(): void };
+  /** Exactly the number of bytes `body` yields. */
+  length: number;
+}
+
 export interface HttpResult {
   status: number;
-  /** Serialised as JSON; omitted for an empty response. */
+  /** Serialised as JSON; omitted for an empty response. Ignored when `stream` is set. */
   body?: unknown;
   headers?: Record<string, string>;
+  /** A streamed body instead of JSON (HEAD: only its length is announced, the source is not read). */
+  stream?: StreamBody;
 }
 
 export type Handler = (request: HttpRequest) => Promise<HttpResult> | HttpResult;

@@ -1,8 +1,185 @@
+import { randomBytes } from 'node:crypto';
 import type { Config } from '../../../config/config.ts';
 import type { Services } from '../../../app.ts';
-import type { Route } from '../../types.ts';
+import { Permission } from '../../../auth/permissions.ts';
+import { MediaFile } from '../../../domain/media/media-file.entity.ts';
+import { mediaFilePart, mediaPath, publicMediaUrl } from '../../../domain/media/media-links.ts';
+import { SignedLinks } from '../../../domain/media/signed-links.ts';
+import { isUuid } from '../../../domain/validation.ts';
+import { forbidden, notFound } from '../../../errors/errors.ts';
+import { isStorageError } from '../../../storage/object-store.ts';
+import { authorizeMedia } from '../../guards.ts';
+import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
 
-/** Spec 4.5 and the files themselves: links, signed links, and serving `/media/team/<teamId>/<file>`. */
-export function fileServingRoutes(_services: Services, _config: Config): Route[] {
-  return [];
+/** Public files never change under their key (renames do not move bytes), so caches may keep them for a year. */
+const PUBLIC_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+/** `<uuid>` or `<uuid>.<ext>`: the only file parts links are ever built with (media-links.ts). */
+const FILE_PART_PATTERN = /^([0-9a-fA-F-]{36})(?:\.[a-z0-9]{1,10})?$/;
+
+/**
+ * Content types a browser may render inline. Everything else is sent as an
+ * attachment so that a stored file can never run as a page of this origin;
+ * SVG is an image that can carry script, so it is not on the list.
+ */
+export function isInlineType(contentType: string): boolean {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  if (type === 'image/svg+xml') return false;
+  return /^(image|video|audio)\/[a-z0-9.+-]+$/.test(type) || type === 'application/pdf' || type === 'text/plain';
+}
+
+/** `inline` or `attachment` with the user's file name, made safe for a header. */
+export function contentDisposition(contentType: string, fileName: string): string {
+  const disposition = isInlineType(contentType) ? 'inline' : 'attachment';
+  const cleaned = fileName.replace(/[\u0000-\u001f\u007f"\\/]/g, '').trim().slice(0, 200) || 'file';
+  const ascii = cleaned.replace(/[^A-Za-z0-9._ ()-]/g, '_');
+  const encoded = encodeURIComponent(cleaned).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+export type RangeRequest =
+  | { kind: 'none' }
+  | { kind: 'range'; start: number; end: number }
+  | { kind: 'unsatisfiable' };
+
+/**
+ * One `Range: bytes=...` header against a file of `size` bytes (RFC 9110 14.1.2):
+ * `a-b`, `a-` and `-n`. A header that is not a byte range is ignored (the whole
+ * file); several ranges and ranges outside the file are unsatisfiable (416).
+ */
+export function parseRange(header: string | undefined, size: number): RangeRequest {
+  if (header === undefined) return { kind: 'none' };
+  const match = /^\s*bytes\s*=\s*(.*)$/i.exec(header);
+  if (!match) return { kind: 'none' };
+  const specs = match[1]!.split(',').map((part) => part.trim()).filter((part) => part.length > 0);
+  if (specs.length !== 1) return specs.length === 0 ? { kind: 'none' } : { kind: 'unsatisfiable' };
+  const spec = /^(\d{0,15})-(\d{0,15})$/.exec(specs[0]!);
+  if (!spec || (spec[1] === '' && spec[2] === '')) return { kind: 'none' };
+  if (spec[1] === '') {
+    const suffix = Number(spec[2]);
+    if (suffix === 0 || size === 0) return { kind: 'unsatisfiable' };
+    return { kind: 'range', start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(spec[1]);
+  const last = spec[2] === '' ? null : Number(spec[2]);
+  if (last !== null && last < start) return { kind: 'none' };
+  if (start >= size) return { kind: 'unsatisfiable' };
+  return { kind: 'range', start, end: Math.min(last ?? size - 1, size - 1) };
+}
+
+/** True when one of the If-None-Match entity tags matches (weak comparison, RFC 9110 13.1.2). */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  if (ifNoneMatch.trim() === '*') return true;
+  const bare = etag.replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === bare);
+}
+
+/** Iterates nothing: the body of a HEAD answer, whose length is only announced. */
+const EMPTY_BODY: AsyncIterable<Buffer> = { async *[Symbol.asyncIterator]() {} };
+
+/**
+ * Spec 4.5 and the files themselves:
+ * - GET /v1/cdn/media/:teamId/:mediaId → `{url}`: the public link for a public
+ *   file, a link signed for one hour for a private one;
+ * - GET/HEAD /media/team/:teamId/:file: serves the bytes, streamed from storage.
+ *   No API key and no rate limit (a CDN pulls from here as its origin).
+ *
+ * Access to `/media/team/...`: a public file to anyone. A request carrying
+ * `expires`/`signature` must carry a valid, unexpired signature for exactly
+ * this path (403 otherwise, checked before the database is asked, so a 403
+ * says nothing about whether the file exists). A private file without a
+ * signature answers 404, the same as a file that does not exist, so private
+ * ids are never confirmed.
+ */
+export function fileServingRoutes(services: Services, config: Config, options: { now?: () => number } = {}): Route[] {
+  // Start-up resolves the operator secret; without it (see the report to the lead) links signed by this
+  // process would not survive a restart nor work on another instance, so warn loudly instead of failing.
+  let secret = config.authSecret;
+  if (!secret) {
+    process.emitWarning('fileServingRoutes: no authSecret in the config; private links are signed with a per-process key');
+    secret = randomBytes(32).toString('base64url');
+  }
+  const links = new SignedLinks({ secret, now: options.now });
+  const publicBase = config.cdnUrl ?? config.publicUrl;
+
+  const findFile = async (teamId: string, mediaId: string): Promise<MediaFile | null> => {
+    if (!isUuid(teamId) || !isUuid(mediaId)) return null;
+    return services.orm.em.fork().findOne(MediaFile, { id: mediaId.toLowerCase(), team: teamId.toLowerCase() });
+  };
+
+  const linkRoute: Route = {
+    method: 'GET',
+    pattern: '/v1/cdn/media/:teamId/:mediaId',
+    handler: async (request) => {
+      const { principal, headers } = await authorizeMedia(request, services, { permission: Permission.mediaView });
+      const mediaId = request.params['mediaId']!;
+      const file = await findFile(principal.teamId, mediaId);
+      if (!file) throw notFound('media file', mediaId);
+      const path = mediaPath(principal.teamId, file.id, file.fileName);
+      const url = file.isPublic ? publicMediaUrl(publicBase, path) : `${publicMediaUrl(config.publicUrl, path)}${links.sign(path)}`;
+      return json(200, { url }, { ...headers, 'Cache-Control': 'no-store' });
+    },
+  };
+
+  const serveFile = async (request: HttpRequest): Promise<HttpResult> => {
+    const teamId = request.params['teamId']!;
+    const filePart = request.params['file']!;
+    const path = `media/team/${teamId}/${filePart}`;
+    const expires = request.query.get('expires');
+    const signature = request.query.get('signature');
+    let signedSecondsLeft: number | null = null;
+    if (expires !== null || signature !== null) {
+      const check = links.verify(path, expires, signature);
+      if (!check.valid) {
+        throw forbidden(check.reason === 'expired' ? 'The signed link has expired' : 'The signed link is not valid');
+      }
+      signedSecondsLeft = check.secondsLeft;
+    }
+    const idMatch = FILE_PART_PATTERN.exec(filePart);
+    const file = idMatch ? await findFile(teamId, idMatch[1]!) : null;
+    // The file part must be exactly the one links are built with (same id, same extension).
+    if (!file || mediaFilePart(file.id, file.fileName) !== filePart || file.team.id !== teamId) throw notFound('media file');
+    if (!file.isPublic && signedSecondsLeft === null) throw notFound('media file');
+
+    const etag = `"${file.hash ?? file.id}"`;
+    const size = file.size;
+    const headers: Record<string, string> = {
+      ETag: etag,
+      'Accept-Ranges': 'bytes',
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': signedSecondsLeft === null ? PUBLIC_CACHE_CONTROL : `private, max-age=${signedSecondsLeft}`,
+    };
+    if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, headers };
+    const range = parseRange(request.headers['range'], size);
+    if (range.kind === 'unsatisfiable') {
+      return { status: 416, headers: { ...headers, 'Content-Range': `bytes */${size}` } };
+    }
+    headers['Content-Type'] = file.contentType;
+    headers['Content-Disposition'] = contentDisposition(file.contentType, file.fileName);
+    const start = range.kind === 'range' ? range.start : 0;
+    const end = range.kind === 'range' ? range.end : size - 1;
+    const length = size === 0 ? 0 : end - start + 1;
+    const status = range.kind === 'range' ? 206 : 200;
+    if (range.kind === 'range') headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
+    if (request.method === 'HEAD' || length === 0) return { status, headers, stream: { body: EMPTY_BODY, length } };
+
+    let body;
+    try {
+      body = await services.store.read(file.storageKey, range.kind === 'range' ? { start, end } : undefined);
+    } catch (error) {
+      if (isStorageError(error) && error.code === 'not-found') throw notFound('media file');
+      throw error;
+    }
+    if (request.signal.aborted) {
+      (body as { destroy?: () => void }).destroy?.();
+      return { status, headers };
+    }
+    return { status, headers, stream: { body: body as AsyncIterable<Buffer> & { destroy?(): void }, length } };
+  };
+
+  return [
+    linkRoute,
+    // HEAD reaches the same handler (the router answers HEAD with a GET route).
+    { method: 'GET', pattern: '/media/team/:teamId/:file', handler: serveFile },
+  ];
 }
