@@ -113,7 +113,7 @@ export class Backend {
  * database starts), then opens the backend and mounts the routes.
  */
 export class Application {
-  private readonly config: Config;
+  private config: Config;
   private readonly logger: Logger;
   private readonly router = new Router();
   private readonly server: HttpServer;
@@ -146,6 +146,10 @@ export class Application {
 
   async start(): Promise<void> {
     this.boundPort = await this.server.listen(this.config.host, this.config.port);
+    if (this.config.port === 0) {
+      // PORT=0 picks a free port; links derived from the address must name the real one.
+      this.config = { ...this.config, port: this.boundPort, publicUrl: this.config.publicUrl.replace(/:0$/, `:${this.boundPort}`) };
+    }
     this.logger.info({ host: this.config.host, port: this.boundPort }, 'listening; starting up');
     try {
       const { secret, generated } = await resolveAuthSecret(this.config.authSecret, this.config.dataDir);
@@ -170,7 +174,7 @@ export class Application {
         ...folderRoutes(services, this.config),
         ...fileServingRoutes(services, { ...this.config, authSecret: secret }),
         ...libraryRoutes(services, this.config),
-        ...mediaEditRoutes(services, this.config),
+        ...mediaEditRoutes(services, this.config, this.logger),
       ];
       for (const route of routes) this.router.add(route);
       this.lifecycle = 'ready';

@@ -26,6 +26,8 @@ export interface Config {
     };
   };
   cdnUrl: string | null;
+  /** Receives `POST {"urls": [...]}` when files are deleted or made private; null: no purging. */
+  cdnPurgeUrl: string | null;
   redisUrl: string | null;
   /** Null until start-up resolves it (generated and stored in DATA_DIR when unset). */
   authSecret: string | null;
@@ -123,6 +125,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
       },
     },
     cdnUrl: values.CDN_URL?.replace(/\/+$/, '') ?? null,
+    cdnPurgeUrl: values.CDN_PURGE_URL,
     redisUrl: values.REDIS_URL,
     authSecret: values.AUTH_SECRET,
     upload: {

@@ -44,6 +44,7 @@ export const settings = {
   S3_FORCE_PATH_STYLE: setting(boolean, 'true or false'),
   S3_KEY_PREFIX: setting(z.string().regex(/^([A-Za-z0-9_.-]+\/)*$/), 'a key prefix ending in / (such as "media-service/"), or empty'),
   CDN_URL: setting(httpUrl.nullable(), 'an http(s) URL, or unset to serve files from this service'),
+  CDN_PURGE_URL: setting(httpUrl.nullable(), 'an http(s) URL that receives POST {"urls": [...]} to purge the CDN, or unset for no purging'),
   REDIS_URL: setting(redisUrl.nullable(), 'a redis:// URL, or unset for in-process rate limits'),
   AUTH_SECRET: setting(z.string().min(16).nullable(), 'a string of at least 16 characters, or unset to generate one'),
   UPLOAD_CONCURRENCY: setting(integer(1, 10_000), 'an integer from 1 to 10000'),

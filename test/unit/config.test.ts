@@ -65,6 +65,7 @@ t.test('defaults come from config/default.json', (t) => {
     keyPrefix: '',
   });
   t.equal(config.cdnUrl, null);
+  t.equal(config.cdnPurgeUrl, null);
   t.equal(config.redisUrl, null);
   t.equal(config.authSecret, null);
   t.same(config.upload, { concurrency: 16, queueLimit: 64, retryAfterSeconds: 5, hashOffloadMinBytes: null });
@@ -142,6 +143,7 @@ t.test('environment variables override defaults', async (t) => {
       S3_ACCESS_KEY_ID: 'AKIA123',
       S3_SECRET_ACCESS_KEY: 'secret',
       CDN_URL: 'https://cdn.example.com/media',
+      CDN_PURGE_URL: 'https://cdn-api.example.com/purge',
       AUTH_SECRET: 'a-secret-of-sixteen+',
     });
     t.equal(config.databaseUrl, 'postgres://user:pw@db.example:5432/media');
@@ -152,6 +154,7 @@ t.test('environment variables override defaults', async (t) => {
     t.equal(config.storage.s3.accessKeyId, 'AKIA123');
     t.equal(config.storage.s3.secretAccessKey, 'secret');
     t.equal(config.cdnUrl, 'https://cdn.example.com/media');
+    t.equal(config.cdnPurgeUrl, 'https://cdn-api.example.com/purge');
     t.equal(config.authSecret, 'a-secret-of-sixteen+');
     t.equal(load({ DATABASE_URL: 'postgresql://localhost/db' }).databaseUrl, 'postgresql://localhost/db');
     t.end();
@@ -229,6 +232,7 @@ t.test('invalid values throw ConfigError naming the setting and the expected for
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', 'a postgres:// connection URL'],
     [{ CDN_URL: 'notaurl' }, 'CDN_URL', 'an http(s) URL'],
     [{ CDN_URL: 'ftp://cdn.example.com' }, 'CDN_URL', 'an http(s) URL'],
+    [{ CDN_PURGE_URL: 'notaurl' }, 'CDN_PURGE_URL', 'an http(s) URL'],
     [{ PUBLIC_URL: 'notaurl' }, 'PUBLIC_URL', 'an http(s) URL'],
     [{ REDIS_URL: 'http://cache' }, 'REDIS_URL', 'a redis:// URL'],
     [{ UPLOAD_CONCURRENCY: '0' }, 'UPLOAD_CONCURRENCY', 'an integer from 1 to 10000'],

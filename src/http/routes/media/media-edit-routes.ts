@@ -1,8 +1,77 @@
 import type { Config } from '../../../config/config.ts';
 import type { Services } from '../../../app.ts';
-import type { Route } from '../../types.ts';
+import { Permission } from '../../../auth/permissions.ts';
+import { createCdnPurger } from '../../../domain/media/cdn-purge.ts';
+import { bulkPermission, MediaEditService } from '../../../domain/media/media-edit.service.ts';
+import { forbidden } from '../../../errors/errors.ts';
+import { ServiceError } from '../../../errors/service-error.ts';
+import { createLogger, type Logger } from '../../../logging/logger.ts';
+import { authorizeMedia, type MediaGrant } from '../../guards.ts';
+import { json, type HttpRequest, type Route } from '../../types.ts';
 
-/** Spec 4.6-4.8: update, delete and bulk actions on media files. */
-export function mediaEditRoutes(_services: Services, _config: Config): Route[] {
-  return [];
+const edit = { permission: Permission.mediaEdit };
+const remove = { permission: Permission.mediaDelete };
+
+/**
+ * Spec 4.6-4.8: update, delete and bulk actions on media files.
+ *
+ * `logger` receives failed object removals and CDN purges; without one the
+ * routes log through their own logger at the configured level.
+ */
+export function mediaEditRoutes(services: Services, config: Config, logger: Logger = createLogger(config.logLevel)): Route[] {
+  const log = logger.child({ component: 'media-edit' });
+  const edits = new MediaEditService({
+    orm: services.orm,
+    store: services.store,
+    media: services.media,
+    purger: createCdnPurger(config.cdnPurgeUrl, log),
+    linkBaseUrl: config.cdnUrl ?? config.publicUrl,
+    logger: log,
+  });
+  const base = '/v1/cdn/media/:teamId';
+
+  /**
+   * Bulk needs edit or delete depending on the action in the body. The key,
+   * its team and "edit or delete at all" are checked before the body is read;
+   * the action's own permission right after (403), before anything is changed.
+   */
+  async function authorizeEditOrDelete(request: HttpRequest): Promise<MediaGrant> {
+    try {
+      return await authorizeMedia(request, services, edit);
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 403) return authorizeMedia(request, services, remove);
+      throw error;
+    }
+  }
+
+  return [
+    {
+      method: 'PATCH',
+      pattern: `${base}/update/:mediaId`,
+      handler: async (request) => {
+        const { principal, headers } = await authorizeMedia(request, services, edit);
+        const body = await request.body.json(config.maxJsonBodyBytes);
+        return json(200, await edits.update(principal.teamId, request.params['mediaId'] ?? '', body), headers);
+      },
+    },
+    {
+      method: 'DELETE',
+      pattern: `${base}/delete/:mediaId`,
+      handler: async (request) => {
+        const { principal, headers } = await authorizeMedia(request, services, remove);
+        return json(200, await edits.delete(principal.teamId, request.params['mediaId'] ?? ''), headers);
+      },
+    },
+    {
+      method: 'POST',
+      pattern: `${base}/bulk`,
+      handler: async (request) => {
+        const { principal, headers } = await authorizeEditOrDelete(request);
+        const body = await request.body.json(config.maxJsonBodyBytes);
+        const required = bulkPermission(body);
+        if (!principal.permissions.has(required)) throw forbidden(`Missing permission ${required}`, required);
+        return json(200, await edits.bulk(principal.teamId, principal.permissions, body), headers);
+      },
+    },
+  ];
 }
