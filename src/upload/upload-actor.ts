@@ -168,7 +168,7 @@ export class UploadActor<Result> {
         return;
       case 'writer-error':
       case 'failed':
-        throw 'error' in message ? message.error : new Error('upload failed');
+        throw message.error;
       case 'abort':
         throw message.reason;
     }
@@ -279,7 +279,8 @@ export class UploadActor<Result> {
     };
     received().then(
       (result) => {
-        this.state = 'done';
+        // A client that left during the commit does not undo it: the file landed.
+        if (this.state === 'committing') this.state = 'done';
         this.cleanUpAbandoned();
         this.resolveResult(result);
       },
