@@ -8,6 +8,9 @@ import { NotificationListener } from './db/notification-listener.ts';
 import { initOrm, migrate } from './db/orm.ts';
 import { seedPlans } from './db/seed.ts';
 import { ApiKeyService } from './domain/api-keys/api-key.service.ts';
+import { FolderRuleSweeper } from './domain/folders/folder-rule-sweep.ts';
+import { createCdnPurger } from './domain/media/cdn-purge.ts';
+import { MediaEditService } from './domain/media/media-edit.service.ts';
 import { MediaService } from './domain/media/media.service.ts';
 import { MemberService } from './domain/members/member.service.ts';
 import { TeamService } from './domain/teams/team.service.ts';
@@ -22,6 +25,7 @@ import { AdmissionGate } from './limits/admission-gate.ts';
 import { RequestRateLimiter } from './limits/rate-limiter.ts';
 import { loadXxhash } from './media/content-hash.ts';
 import { MediaPool } from './pool/media-pool.ts';
+import { ServedTrafficCounter } from './domain/media/served-traffic.ts';
 import { createObjectStore } from './storage/create-object-store.ts';
 import type { ObjectStore } from './storage/object-store.ts';
 import { StorageQuota } from './domain/uploads/storage-quota.ts';
@@ -44,6 +48,8 @@ export interface Services {
   pool: MediaPool;
   gate: AdmissionGate;
   uploads: UploadService;
+  /** Folder rules (spec 2.2); started by Application once the routes are mounted, runOnce() callable directly. */
+  folderSweeper: FolderRuleSweeper;
 }
 
 /** Database, migrations, seed data and the domain services: what both the server and the CLI need. */
@@ -72,6 +78,16 @@ export class Backend {
       const teams = new TeamService(orm);
       const media = new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl });
       const store = createObjectStore(config.storage, config.dataDir);
+      const sweepLog = logger.child({ component: 'folder-sweep' });
+      // Deletes exactly as DELETE /delete/{id} (media-edit-routes.ts builds its own the same way).
+      const edits = new MediaEditService({
+        orm,
+        store,
+        media,
+        purger: createCdnPurger(config.cdnPurgeUrl, sweepLog),
+        linkBaseUrl: config.cdnUrl ?? config.publicUrl,
+        logger: sweepLog,
+      });
       const pool = new MediaPool({ threads: config.workerThreads, onError: (error) => logger.error({ err: error }, 'worker pool error') });
       const services: Services = {
         orm,
@@ -90,6 +106,7 @@ export class Backend {
         pool,
         gate: new AdmissionGate(config.upload),
         uploads: new UploadService({ orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teams, media }),
+        folderSweeper: new FolderRuleSweeper({ orm, edits, logger: sweepLog }),
       };
       return new Backend(services, databaseUrl, embedded);
     } catch (error) {
@@ -100,6 +117,7 @@ export class Backend {
   }
 
   async close(): Promise<void> {
+    await this.services.folderSweeper.stop();
     await this.services.rateLimiter.close();
     await this.services.pool.close();
     await this.services.store.close();
@@ -119,6 +137,7 @@ export class Application {
   private readonly server: HttpServer;
   private lifecycle: Lifecycle = 'starting';
   private backend: Backend | null = null;
+  private servedTraffic: ServedTrafficCounter | null = null;
   private listener: NotificationListener | null = null;
   private boundPort = 0;
 
@@ -159,6 +178,7 @@ export class Application {
       }
       this.backend = await Backend.open(this.config, this.logger);
       const { services } = this.backend;
+      this.servedTraffic = new ServedTrafficCounter({ orm: services.orm, logger: this.logger.child({ component: 'served-traffic' }) });
       this.listener = new NotificationListener({
         databaseUrl: this.backend.databaseUrl,
         channel: AUTH_CHANGES_CHANNEL,
@@ -172,11 +192,12 @@ export class Application {
         ...mediaRoutes(services),
         ...uploadRoutes(services),
         ...folderRoutes(services, this.config),
-        ...fileServingRoutes(services, { ...this.config, authSecret: secret }),
+        ...fileServingRoutes(services, { ...this.config, authSecret: secret }, { servedTraffic: this.servedTraffic }),
         ...libraryRoutes(services, this.config),
         ...mediaEditRoutes(services, this.config, this.logger),
       ];
       for (const route of routes) this.router.add(route);
+      services.folderSweeper.start();
       this.lifecycle = 'ready';
       this.logger.info({ port: this.boundPort }, 'ready');
     } catch (error) {
@@ -189,7 +210,11 @@ export class Application {
     this.lifecycle = 'draining';
     this.server.stopListening();
     await this.listener?.stop();
+    await this.backend?.services.folderSweeper.stop();
     this.server.close();
+    // The last counts are written while the database is still open.
+    await this.servedTraffic?.stop();
+    this.servedTraffic = null;
     await this.backend?.close();
     this.backend = null;
   }

@@ -81,6 +81,11 @@ function utcDay(offsetDays: number): string {
   return new Date(Date.now() - offsetDays * 86_400_000).toISOString().slice(0, 10);
 }
 
+/** The default 30-day window, oldest first. */
+function dates0(): string[] {
+  return Array.from({ length: 30 }, (_, index) => utcDay(29 - index));
+}
+
 t.test('usage: storage, limits and one entry per day, zeros included', async (t) => {
   const db = await connectPg(server.databaseUrl);
   try {
@@ -101,6 +106,7 @@ t.test('usage: storage, limits and one entry per day, zeros included', async (t)
   t.same(body.uploads[29], { date: utcDay(0), uploads: uploadsA, bytes: uploadsA * PNG.length, apiUploads: uploadsA });
   t.same(body.uploads[24], { date: utcDay(5), uploads: 7, bytes: 7000, apiUploads: 5 });
   t.same(body.uploads[10], { date: utcDay(19), uploads: 0, bytes: 0, apiUploads: 0 }, 'empty days are zeros');
+  t.same(body.served, dates0().map((date) => ({ date, requests: 0, bytes: 0 })), 'served: one entry per day, zeros without traffic');
   const dates = body.uploads.map((entry: { date: string }) => entry.date);
   t.same(dates, Array.from({ length: 30 }, (_, index) => utcDay(29 - index)), 'consecutive days');
   t.same(body.storage, {

@@ -2,10 +2,14 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000000Initial } from './Migration20261121000000Initial.ts';
 import { Migration20261121010000Uploads } from './Migration20261121010000Uploads.ts';
 import { Migration20261121020000MediaSearch } from './Migration20261121020000MediaSearch.ts';
+import { Migration20261121030000FolderSweep } from './Migration20261121030000FolderSweep.ts';
+import { Migration20261121040000ServedTraffic } from './Migration20261121040000ServedTraffic.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
   { name: 'Migration20261121000000Initial', class: Migration20261121000000Initial },
   { name: 'Migration20261121010000Uploads', class: Migration20261121010000Uploads },
   { name: 'Migration20261121020000MediaSearch', class: Migration20261121020000MediaSearch },
+  { name: 'Migration20261121030000FolderSweep', class: Migration20261121030000FolderSweep },
+  { name: 'Migration20261121040000ServedTraffic', class: Migration20261121040000ServedTraffic },
 ];

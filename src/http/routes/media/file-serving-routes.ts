@@ -4,6 +4,7 @@ import type { Services } from '../../../app.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import { MediaFile } from '../../../domain/media/media-file.entity.ts';
 import { mediaFilePart, mediaPath, publicMediaUrl } from '../../../domain/media/media-links.ts';
+import type { ServedTrafficCounter } from '../../../domain/media/served-traffic.ts';
 import { SignedLinks } from '../../../domain/media/signed-links.ts';
 import { isUuid } from '../../../domain/validation.ts';
 import { forbidden, notFound } from '../../../errors/errors.ts';
@@ -90,8 +91,17 @@ const EMPTY_BODY: AsyncIterable<Buffer> = { async *[Symbol.asyncIterator]() {} }
  * says nothing about whether the file exists). A private file without a
  * signature answers 404, the same as a file that does not exist, so private
  * ids are never confirmed.
+ *
+ * With `servedTraffic`, every 200, 206 and 304 answer (GET or HEAD) counts as
+ * one request of the file's team, and the body bytes sent count as traffic
+ * (ServedTrafficCounter.countBody); refusals (403, 404, 416) are not counted.
  */
-export function fileServingRoutes(services: Services, config: Config, options: { now?: () => number } = {}): Route[] {
+export function fileServingRoutes(
+  services: Services,
+  config: Config,
+  options: { now?: () => number; servedTraffic?: ServedTrafficCounter } = {},
+): Route[] {
+  const traffic = options.servedTraffic;
   // Start-up resolves the operator secret; without it (see the report to the lead) links signed by this
   // process would not survive a restart nor work on another instance, so warn loudly instead of failing.
   let secret = config.authSecret;
@@ -149,7 +159,10 @@ export function fileServingRoutes(services: Services, config: Config, options: {
       'X-Content-Type-Options': 'nosniff',
       'Cache-Control': signedSecondsLeft === null ? PUBLIC_CACHE_CONTROL : `private, max-age=${signedSecondsLeft}`,
     };
-    if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, headers };
+    if (etagMatches(request.headers['if-none-match'], etag)) {
+      traffic?.countRequest(file.team.id);
+      return { status: 304, headers };
+    }
     const range = parseRange(request.headers['range'], size);
     if (range.kind === 'unsatisfiable') {
       return { status: 416, headers: { ...headers, 'Content-Range': `bytes */${size}` } };
@@ -161,7 +174,10 @@ export function fileServingRoutes(services: Services, config: Config, options: {
     const length = size === 0 ? 0 : end - start + 1;
     const status = range.kind === 'range' ? 206 : 200;
     if (range.kind === 'range') headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
-    if (request.method === 'HEAD' || length === 0) return { status, headers, stream: { body: EMPTY_BODY, length } };
+    if (request.method === 'HEAD' || length === 0) {
+      traffic?.countRequest(file.team.id);
+      return { status, headers, stream: { body: EMPTY_BODY, length } };
+    }
 
     let body;
     try {
@@ -174,7 +190,12 @@ export function fileServingRoutes(services: Services, config: Config, options: {
       (body as { destroy?: () => void }).destroy?.();
       return { status, headers };
     }
-    return { status, headers, stream: { body: body as AsyncIterable<Buffer> & { destroy?(): void }, length } };
+    let streamed = body as AsyncIterable<Buffer> & { destroy?(): void };
+    if (traffic) {
+      traffic.countRequest(file.team.id);
+      streamed = traffic.countBody(file.team.id, streamed, request.signal);
+    }
+    return { status, headers, stream: { body: streamed, length } };
   };
 
   return [

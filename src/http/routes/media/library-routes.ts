@@ -66,15 +66,18 @@ export function libraryRoutes(services: Services, _config: Config): Route[] {
         if (!team) throw notFound('team', principal.teamId);
         const [media, daily] = await Promise.all([
           em.execute<{ bytes: string | null }[]>(`select coalesce(sum(size), 0) as bytes from media_file where team_id = ?`, [principal.teamId]),
-          em.execute<{ date: string; uploads: number; bytes: string; api_uploads: number }[]>(
+          em.execute<{ date: string; uploads: number; bytes: string; api_uploads: number; served_requests: string; served_bytes: string }[]>(
             `select to_char(d.day, 'YYYY-MM-DD') as date,
                     coalesce(u.uploads, 0)::int as uploads,
                     coalesce(u.upload_bytes, 0) as bytes,
-                    coalesce(u.api_uploads, 0)::int as api_uploads
+                    coalesce(u.api_uploads, 0)::int as api_uploads,
+                    coalesce(s.requests, 0) as served_requests,
+                    coalesce(s.bytes, 0) as served_bytes
                from generate_series((now() at time zone 'utc')::date - ${days - 1}, (now() at time zone 'utc')::date, interval '1 day') as d(day)
                left join media_usage_daily u on u.team_id = ? and u.day = d.day::date
+               left join media_served_daily s on s.team_id = ? and s.day = d.day::date
               order by d.day`,
-            [principal.teamId],
+            [principal.teamId, principal.teamId],
           ),
         ]);
         return json(
@@ -89,6 +92,8 @@ export function libraryRoutes(services: Services, _config: Config): Route[] {
             },
             limits,
             uploads: daily.map((row) => ({ date: row.date, uploads: Number(row.uploads), bytes: Number(row.bytes), apiUploads: Number(row.api_uploads) })),
+            // GET/HEAD /media/team/... answered by this service (not by a CDN in front of it); see ServedTrafficCounter.
+            served: daily.map((row) => ({ date: row.date, requests: Number(row.served_requests), bytes: Number(row.served_bytes) })),
           },
           headers,
         );

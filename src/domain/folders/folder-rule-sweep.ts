@@ -1,0 +1,196 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { MediaEditService } from '../media/media-edit.service.ts';
+
+/**
+ * Spec 2.2 folder rules, enforced hourly on the files directly in each folder
+ * (never on files in its subfolders):
+ * - `retentionDays`: files created more than N days before the run are deleted;
+ * - `maxFiles`: only the newest N files, by (created_at desc, id desc), are kept.
+ *
+ * Once per hour across instances: a run first takes a transaction-scoped
+ * advisory lock (held on one connection for the whole run, so a slow run never
+ * overlaps the next one), then claims the hour in `job_run` with
+ * `insert ... on conflict do nothing returning`. Only the instance whose insert
+ * returns a row sweeps; every other one answers `ran: false`. A claimed hour is
+ * not retried, even if its run failed: the next hour catches up.
+ *
+ * The work is batched SQL: folders with rules are read in pages, candidate ids
+ * are selected BATCH_SIZE at a time through the (team_id, folder_id,
+ * created_at desc, id desc) index, and every batch is deleted through
+ * MediaEditService.deleteMany, exactly as DELETE /delete/{id} (rows, counted
+ * storage, objects after commit, CDN purge). Between batches the event loop is
+ * free. Each folder rule that deleted files logs one line
+ * `{ teamId, folderId, rule, deleted }` ("folder rule sweep deleted files").
+ */
+
+export const FOLDER_SWEEP_JOB = 'folder-rule-sweep';
+export const BATCH_SIZE = 500;
+const HOUR_MS = 3_600_000;
+/** The timer fires this long after a boundary, plus up to MAX_JITTER_MS at random. */
+const START_DELAY_MS = 5_000;
+const MAX_JITTER_MS = 30_000;
+/** pg advisory lock key of the sweep (migrations use 727001). */
+const ADVISORY_LOCK_KEY = 727_002;
+
+export type FolderRule = 'retentionDays' | 'maxFiles';
+
+export interface SweepResult {
+  /** False when another run holds the lock or the hour was already claimed. */
+  ran: boolean;
+  deleted: number;
+}
+
+export interface FolderRuleSweeperOptions {
+  orm: MikroORM;
+  edits: Pick<MediaEditService, 'deleteMany'>;
+  logger: Pick<Logger, 'info' | 'error'>;
+  batchSize?: number;
+}
+
+interface RunToken {
+  aborted: boolean;
+}
+
+interface FolderRow {
+  id: string;
+  team_id: string;
+  retention_days: number | null;
+  max_files: number | null;
+}
+
+export class FolderRuleSweeper {
+  private readonly orm: MikroORM;
+  private readonly edits: Pick<MediaEditService, 'deleteMany'>;
+  private readonly logger: Pick<Logger, 'info' | 'error'>;
+  private readonly batchSize: number;
+  private timer: NodeJS.Timeout | null = null;
+  private current: Promise<unknown> | null = null;
+  private stopping = false;
+  /** Runs in progress; stop() aborts them after their current batch. */
+  private readonly runs = new Set<RunToken>();
+
+  constructor(options: FolderRuleSweeperOptions) {
+    this.orm = options.orm;
+    this.edits = options.edits;
+    this.logger = options.logger;
+    this.batchSize = options.batchSize ?? BATCH_SIZE;
+  }
+
+  /** Fires a little after every interval boundary (the hour), with a small random jitter; never keeps the process alive. */
+  start(intervalMs = HOUR_MS): void {
+    this.stopping = false;
+    if (this.timer) return;
+    const schedule = () => {
+      const now = Date.now();
+      const jitter = Math.floor(Math.random() * Math.min(MAX_JITTER_MS, intervalMs / 10));
+      const delay = Math.ceil((now + 1) / intervalMs) * intervalMs - now + Math.min(START_DELAY_MS, intervalMs / 10) + jitter;
+      this.timer = setTimeout(() => {
+        const run = this.runOnce()
+          .catch((error: unknown) => this.logger.error({ err: error, job: FOLDER_SWEEP_JOB }, 'folder rule sweep failed'))
+          .finally(() => {
+            if (this.current === run) this.current = null;
+            if (!this.stopping) schedule();
+          });
+        this.current = run;
+      }, delay);
+      this.timer.unref();
+    };
+    schedule();
+  }
+
+  /**
+   * Stops the timer; runs in progress stop after their current batch, and the
+   * timer's run is awaited. runOnce() still works when called directly.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const run of this.runs) run.aborted = true;
+    await this.current?.catch(() => undefined);
+  }
+
+  /** One run for the hour of `now`, if this instance wins it. */
+  async runOnce(now = new Date()): Promise<SweepResult> {
+    const lockEm = this.orm.em.fork();
+    await lockEm.begin();
+    try {
+      const [lock] = await lockEm.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [ADVISORY_LOCK_KEY]);
+      if (!lock?.locked) return { ran: false, deleted: 0 };
+      const slot = await this.claim(now);
+      if (!slot) return { ran: false, deleted: 0 };
+      const token: RunToken = { aborted: false };
+      this.runs.add(token);
+      const deleted = await this.sweep(now, token).finally(() => this.runs.delete(token));
+      await this.orm.em.fork().execute('update job_run set finished_at = now() where job = ? and slot = ?', [FOLDER_SWEEP_JOB, slot]);
+      this.logger.info({ job: FOLDER_SWEEP_JOB, slot, deleted }, 'folder rule sweep finished');
+      return { ran: true, deleted };
+    } finally {
+      // Ends the transaction, which releases the advisory lock.
+      await lockEm.rollback().catch(() => undefined);
+    }
+  }
+
+  /** Claims the hour of `now` in job_run (committed at once); answers the slot, or null if it was taken. */
+  private async claim(now: Date): Promise<Date | null> {
+    const rows = await this.orm.em.fork().execute<{ slot: Date }[]>(
+      `insert into job_run (job, slot, started_at) values (?, date_trunc('hour', ?::timestamptz), now())
+       on conflict do nothing returning slot`,
+      [FOLDER_SWEEP_JOB, now],
+    );
+    return rows[0]?.slot ?? null;
+  }
+
+  private async sweep(now: Date, token: RunToken): Promise<number> {
+    let deleted = 0;
+    let after: string | null = null;
+    for (;;) {
+      const folders: FolderRow[] = await this.orm.em.fork().execute<FolderRow[]>(
+        `select id, team_id, retention_days, max_files from media_folder
+          where (retention_days is not null or max_files is not null) ${after === null ? '' : 'and id > ?'}
+          order by id limit ?`,
+        after === null ? [this.batchSize] : [after, this.batchSize],
+      );
+      for (const folder of folders) {
+        if (token.aborted) return deleted;
+        if (folder.retention_days !== null) deleted += await this.enforce(folder, 'retentionDays', now, folder.retention_days, token);
+        if (folder.max_files !== null) deleted += await this.enforce(folder, 'maxFiles', now, folder.max_files, token);
+      }
+      if (folders.length < this.batchSize) return deleted;
+      after = folders.at(-1)!.id;
+    }
+  }
+
+  /** Deletes the folder's files that break one rule, a batch at a time; answers how many were deleted. */
+  private async enforce(folder: FolderRow, rule: FolderRule, now: Date, limit: number, token: RunToken): Promise<number> {
+    const { id: folderId, team_id: teamId } = folder;
+    let deleted = 0;
+    while (!token.aborted) {
+      const candidates =
+        rule === 'retentionDays'
+          ? await this.orm.em.fork().execute<{ id: string }[]>(
+              `select id from media_file
+                where team_id = ? and folder_id = ? and created_at < ?::timestamptz - ?::int * interval '1 day'
+                order by created_at, id limit ?`,
+              [teamId, folderId, now, limit, this.batchSize],
+            )
+          : await this.orm.em.fork().execute<{ id: string }[]>(
+              `select id from media_file
+                where team_id = ? and folder_id = ?
+                order by created_at desc, id desc offset ? limit ?`,
+              [teamId, folderId, limit, this.batchSize],
+            );
+      if (candidates.length === 0) break;
+      const removed = await this.edits.deleteMany(
+        teamId,
+        candidates.map((row) => row.id),
+      );
+      deleted += removed.length;
+      // Nothing deleted (all gone meanwhile): the next select sees the change; stop rather than spin.
+      if (removed.length === 0 || candidates.length < this.batchSize) break;
+    }
+    if (deleted > 0) this.logger.info({ teamId, folderId, rule, deleted }, 'folder rule sweep deleted files');
+    return deleted;
+  }
+}
