@@ -80,10 +80,11 @@ try {
                'kind:' || (array['screenshot', 'log', 'dump', 'preview', 'replay', 'avatar'])[1 + g % 6]
              ], null)
         from generate_series(1, ${files}) g`);
+    // One distinct tag per file: 20,000 tags per team, for the tag list's indexes.
     await step('other teams: 4 x 20,000 rows', `
       insert into media_file (id, created_at, updated_at, team_id, folder_id, file_name, storage_key, size, content_type, hash, is_public, tags)
       select gen_random_uuid(), now() - make_interval(secs => g), now(), ('00000000-0000-4000-8000-00000000000' || (2 + g % 4))::uuid,
-             null, 'other-' || g || '.png', 'o' || g, 500, 'image/png', null, true, array['server:eu-1', 'map:1']
+             null, 'other-' || g || '.png', 'o' || g, 500, 'image/png', null, true, array['server:eu-1', 'map:1', 'match:' || g]
         from generate_series(1, 80000) g`);
     await step('usage rows', `
       insert into media_usage_daily (team_id, day, uploads, upload_bytes, api_uploads)
@@ -122,13 +123,42 @@ try {
     }
     await explain('list: no filter, page 200', `select f.* from media_file f where f.team_id = '${TEAM}' order by f.created_at desc, f.id desc limit 50 offset 9950`);
     await explain('folder subtree (recursive CTE)', subtree);
-    await explain('tags: top 20', `select t.tag, count(*)::int as count from media_file f cross join lateral unnest(f.tags) as t(tag)
+    // GET /tags reads media_tag_count (kept by triggers on media_file, Migration20261121050000TagCounts).
+    await explain('tags: top 20', `select c.tag, c.count from media_tag_count c
+      where c.team_id = '${TEAM}' order by c.count desc, c.tag asc limit 20`);
+    await explain('tags: search "map:1"', `select c.tag, c.count from media_tag_count c
+      where c.team_id = '${TEAM}' and c.tag like '%map:1%' escape '!' order by (c.tag like 'map:1%' escape '!') desc, c.count desc, c.tag asc limit 20`);
+    await explain('tags: search "a" (short, many matches)', `select c.tag, c.count from media_tag_count c
+      where c.team_id = '${TEAM}' and c.tag like '%a%' escape '!' order by (c.tag like 'a%' escape '!') desc, c.count desc, c.tag asc limit 20`);
+    const OTHER = '00000000-0000-4000-8000-000000000002';
+    await explain('tags: top 20 of 20,000 distinct tags', `select c.tag, c.count from media_tag_count c
+      where c.team_id = '${OTHER}' order by c.count desc, c.tag asc limit 20`);
+    await explain('tags: search "match:123" among 20,000 distinct tags', `select c.tag, c.count from media_tag_count c
+      where c.team_id = '${OTHER}' and c.tag like '%match:123%' escape '!' order by (c.tag like 'match:123%' escape '!') desc, c.count desc, c.tag asc limit 20`);
+    await explain('tags: search "1" among 20,000 distinct tags', `select c.tag, c.count from media_tag_count c
+      where c.team_id = '${OTHER}' and c.tag like '%1%' escape '!' order by (c.tag like '1%' escape '!') desc, c.count desc, c.tag asc limit 20`);
+    await explain('tags: the old full aggregation, for comparison', `select t.tag, count(*)::int as count from media_file f cross join lateral unnest(f.tags) as t(tag)
       where f.team_id = '${TEAM}' group by t.tag order by count(*) desc, t.tag asc limit 20`);
-    await explain('tags: search "map:1"', `select t.tag, count(*)::int as count from media_file f cross join lateral unnest(f.tags) as t(tag)
-      where f.team_id = '${TEAM}' and t.tag like '%map:1%' escape '!' group by t.tag order by (t.tag like 'map:1%' escape '!') desc, count(*) desc, t.tag asc limit 20`);
     await explain('usage: media bytes', `select coalesce(sum(size), 0) from media_file where team_id = '${TEAM}'`);
     await explain('usage: days', `select to_char(d.day, 'YYYY-MM-DD'), coalesce(u.uploads, 0) from generate_series((now() at time zone 'utc')::date - 89,
       (now() at time zone 'utc')::date, interval '1 day') as d(day) left join media_usage_daily u on u.team_id = '${TEAM}' and u.day = d.day::date order by d.day`);
+
+    // Cost of the media_tag_count triggers on writes (the 1M-row insert above includes them too).
+    console.log('');
+    await step('tag counts: backfill query alone (as in the migration, not written)', `select count(*) from (select f.team_id, t.tag, count(*)
+      from media_file f cross join lateral (select distinct unnest(f.tags)) as t(tag) group by f.team_id, t.tag) x`);
+    await step('tag counts: update 100,000 rows without touching tags', `update media_file set is_public = not is_public
+      where team_id = '${TEAM}' and storage_key in (select 'k' || g from generate_series(1, 100000) g)`);
+    await step('tag counts: add a tag to 100,000 rows', `update media_file set tags = tags || array['bench:added']
+      where team_id = '${TEAM}' and storage_key in (select 'k' || g from generate_series(1, 100000) g)`);
+    await step('tag counts: delete 100,000 rows', `delete from media_file where team_id = '${TEAM}' and storage_key in (select 'k' || g from generate_series(100001, 200000) g)`);
+    const { rows: drift } = await db.query(`select count(*)::int as n from (
+      (select team_id, tag, count from media_tag_count except all
+       select f.team_id, t.tag, count(*)::int from media_file f cross join lateral (select distinct unnest(f.tags)) as t(tag) group by 1, 2)
+      union all
+      (select f.team_id, t.tag, count(*)::int from media_file f cross join lateral (select distinct unnest(f.tags)) as t(tag) group by 1, 2
+       except all select team_id, tag, count from media_tag_count)) d`);
+    console.log(`-- tag counts: rows differing from a fresh aggregation: ${drift[0]?.n}`);
   } finally {
     await db.end();
   }

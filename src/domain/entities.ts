@@ -4,6 +4,7 @@ import { MediaFolder } from './folders/media-folder.entity.ts';
 import { Group } from './groups/group.entity.ts';
 import { MediaFile } from './media/media-file.entity.ts';
 import { MediaServedDaily } from './media/media-served-daily.entity.ts';
+import { MediaTagCount } from './media/media-tag-count.entity.ts';
 import { TeamMember, TeamMemberGroup } from './members/team-member.entity.ts';
 import { Plan } from './plans/plan.entity.ts';
 import { TeamLog } from './team-logs/team-log.entity.ts';
@@ -14,4 +15,4 @@ import { UploadReservation } from './uploads/upload-reservation.entity.ts';
 import { User } from './users/user.entity.ts';
 
 export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
-  UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily];
+  UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount];

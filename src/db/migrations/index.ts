@@ -4,6 +4,7 @@ import { Migration20261121010000Uploads } from './Migration20261121010000Uploads
 import { Migration20261121020000MediaSearch } from './Migration20261121020000MediaSearch.ts';
 import { Migration20261121030000FolderSweep } from './Migration20261121030000FolderSweep.ts';
 import { Migration20261121040000ServedTraffic } from './Migration20261121040000ServedTraffic.ts';
+import { Migration20261121050000TagCounts } from './Migration20261121050000TagCounts.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -12,4 +13,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261121020000MediaSearch', class: Migration20261121020000MediaSearch },
   { name: 'Migration20261121030000FolderSweep', class: Migration20261121030000FolderSweep },
   { name: 'Migration20261121040000ServedTraffic', class: Migration20261121040000ServedTraffic },
+  { name: 'Migration20261121050000TagCounts', class: Migration20261121050000TagCounts },
 ];

@@ -36,18 +36,19 @@ export function libraryRoutes(services: Services, _config: Config): Route[] {
         const params: unknown[] = [principal.teamId];
         let filter = '';
         if (search !== '') {
-          filter = `and t.tag like ? escape '!'`;
+          filter = `and c.tag like ? escape '!'`;
           params.push(`%${escapeLike(search)}%`);
         }
-        // Substring match; tags starting with the text come first, then by use.
-        const prefixRank = search === '' ? '' : `(t.tag like ? escape '!') desc, `;
+        // Substring match; tags starting with the text come first, then by use. media_tag_count is kept
+        // exact by triggers on media_file (Migration20261121050000TagCounts), so this reads the team's
+        // count rows (in order from (team_id, count desc, tag) without a search) instead of every file.
+        const prefixRank = search === '' ? '' : `(c.tag like ? escape '!') desc, `;
         const rankParams = search === '' ? [] : [`${escapeLike(search)}%`];
         const rows = await services.orm.em.fork().execute<{ tag: string; count: number }[]>(
-          `select t.tag, count(*)::int as count
-             from media_file f cross join lateral unnest(f.tags) as t(tag)
-            where f.team_id = ? ${filter}
-            group by t.tag
-            order by ${prefixRank}count(*) desc, t.tag asc
+          `select c.tag, c.count
+             from media_tag_count c
+            where c.team_id = ? ${filter}
+            order by ${prefixRank}c.count desc, c.tag asc
             limit ${limit}`,
           [...params, ...rankParams],
         );
