@@ -1,6 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connectPg } from './database.ts';
 import type { ApiResponse, TestServer } from './server.ts';
+
+export const KiB = 1024;
+export const MiB = 1024 * KiB;
+const PNG_HEADER = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+
+/** Random bytes that start like a PNG, so type sniffing labels them and nothing blocks them. */
+export function pngLike(size: number): Buffer {
+  const content = randomBytes(size);
+  PNG_HEADER.copy(content, 0, 0, Math.min(size, PNG_HEADER.length));
+  return content;
+}
 
 export interface MultipartFile {
   field?: string;

@@ -1,21 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import t from 'tap';
 import type { Test } from 'tap';
 import { SignedLinks } from '../../src/domain/media/signed-links.ts';
 import { expectError, startTestServer, TEST_AUTH_SECRET, type TestServer } from '../helpers/server.ts';
 import { closeS3Client, driverSettings, type Driver } from '../helpers/storage.ts';
-import { uploadJson, uploadMultipart } from '../helpers/uploads.ts';
+import { KiB, MiB, pngLike, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
 
-const KiB = 1024;
-const MiB = 1024 * KiB;
-const PNG_HEADER = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
-
-function pngLike(size: number): Buffer {
-  const content = randomBytes(size);
-  PNG_HEADER.copy(content, 0, 0, Math.min(size, PNG_HEADER.length));
-  return content;
-}
 
 interface RawResponse {
   status: number;

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import t from 'tap';
 import { loadConfig } from '../../src/config/config.ts';
@@ -10,22 +10,13 @@ import { HttpServer } from '../../src/http/server.ts';
 import { createLogger } from '../../src/logging/logger.ts';
 import { connectPg } from '../helpers/database.ts';
 import { startTestServer, TEST_AUTH_SECRET } from '../helpers/server.ts';
-import { uploadMultipart } from '../helpers/uploads.ts';
+import { KiB, MiB, pngLike, uploadMultipart } from '../helpers/uploads.ts';
 
 /*
  * Until app.ts constructs the counter and passes it to fileServingRoutes, this
  * test mounts the real file-serving and usage routes on a second HttpServer
  * over the test server's services, with a counter it flushes itself.
  */
-const KiB = 1024;
-const MiB = 1024 * KiB;
-const PNG_HEADER = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
-
-function pngLike(size: number): Buffer {
-  const content = randomBytes(size);
-  PNG_HEADER.copy(content, 0, 0, Math.min(size, PNG_HEADER.length));
-  return content;
-}
 
 function utcDay(offsetDays: number): string {
   return new Date(Date.now() - offsetDays * 86_400_000).toISOString().slice(0, 10);

@@ -9,18 +9,8 @@ import { hashContent, loadXxhash } from '../../src/media/content-hash.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, type TestServer } from '../helpers/server.ts';
 import { closeS3Client, driverSettings, settledObjects, type Driver } from '../helpers/storage.ts';
-import { multipartBody, send, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
+import { KiB, MiB, multipartBody, pngLike, send, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
 
-const KiB = 1024;
-const MiB = 1024 * KiB;
-const PNG_HEADER = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
-
-/** Random bytes that start like a PNG, so type sniffing labels them and nothing blocks them. */
-function pngLike(size: number): Buffer {
-  const content = randomBytes(size);
-  PNG_HEADER.copy(content, 0, 0, Math.min(size, PNG_HEADER.length));
-  return content;
-}
 
 async function readBack(server: TestServer, id: string): Promise<Buffer> {
   const client = await connectPg(server.databaseUrl);
@@ -392,7 +382,7 @@ function chunkedUpload(
       if (answered || error.code === 'EPIPE' || error.code === 'ECONNRESET') return;
       reject(error);
     });
-    const piece = fill ? Buffer.alloc(256 * KiB, fill) : Buffer.concat([PNG_HEADER, randomBytes(256 * KiB - PNG_HEADER.length)]);
+    const piece = fill ? Buffer.alloc(256 * KiB, fill) : pngLike(256 * KiB);
     let sent = 0;
     request.write(prefix);
     const writeMore = () => {
