@@ -35,6 +35,12 @@ import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
 import { HttpServer } from './http/server.ts';
 import type { Logger } from './logging/logger.ts';
+import { metricsRoutes } from './http/routes/metrics-routes.ts';
+import { Metrics } from './observability/metrics.ts';
+
+/** After the grace period, how long aborted uploads and the responses still being written may take. */
+const ABORT_WAIT_MS = 10_000;
+const RESPONSE_WAIT_MS = 5_000;
 
 export interface Services {
   orm: MikroORM;
@@ -48,6 +54,8 @@ export interface Services {
   pool: MediaPool;
   gate: AdmissionGate;
   uploads: UploadService;
+  /** This instance's Prometheus metrics (GET /metrics), in a registry of its own. */
+  metrics: Metrics;
   /** Folder rules (spec 2.2); started by Application once the routes are mounted, runOnce() callable directly. */
   folderSweeper: FolderRuleSweeper;
 }
@@ -105,9 +113,14 @@ export class Backend {
         store,
         pool,
         gate: new AdmissionGate(config.upload),
-        uploads: new UploadService({ orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teams, media }),
+        uploads: new UploadService({
+          orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teams, media,
+          idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
+        }),
+        metrics: new Metrics(),
         folderSweeper: new FolderRuleSweeper({ orm, edits, logger: sweepLog }),
       };
+      services.metrics.observe({ gate: services.gate, pool });
       return new Backend(services, databaseUrl, embedded);
     } catch (error) {
       await orm?.close().catch(() => undefined);
@@ -117,6 +130,7 @@ export class Backend {
   }
 
   async close(): Promise<void> {
+    this.services.metrics.close();
     await this.services.folderSweeper.stop();
     await this.services.rateLimiter.close();
     await this.services.pool.close();
@@ -148,6 +162,7 @@ export class Application {
     this.server = new HttpServer({
       router: this.router,
       logger,
+      onResponse: (route, status, messageKey) => this.backend?.services.metrics.recordResponse(route, status, messageKey),
       admit: (request) => {
         if (this.lifecycle !== 'ready' && request.path !== '/healthz') throw serviceUnavailable(`The service is ${this.lifecycle}`);
       },
@@ -195,6 +210,7 @@ export class Application {
         ...fileServingRoutes(services, { ...this.config, authSecret: secret }, { servedTraffic: this.servedTraffic }),
         ...libraryRoutes(services, this.config),
         ...mediaEditRoutes(services, this.config, this.logger),
+        ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
       ];
       for (const route of routes) this.router.add(route);
       services.folderSweeper.start();
@@ -206,9 +222,29 @@ export class Application {
     }
   }
 
+  /**
+   * Graceful shutdown (SIGTERM). At once: /healthz answers 503, every new
+   * request is refused with 503 and Retry-After, uploads waiting for a slot are
+   * refused. Running uploads get SHUTDOWN_GRACE_SECONDS to finish; those still
+   * receiving their body then are aborted (write aborted, reservation released,
+   * 503 to the client). Only then does the listen socket close (so a load
+   * balancer keeps seeing the 503s while we drain), responses still being
+   * written get a few seconds, and connections, worker pool and database close.
+   */
   async stop(): Promise<void> {
     this.lifecycle = 'draining';
+    if (this.backend) {
+      const { gate, uploads } = this.backend.services;
+      gate.close();
+      if (!(await uploads.drain(this.config.shutdownGraceSeconds * 1000))) {
+        this.logger.warn({ uploads: uploads.inFlight }, 'shutdown grace period over; aborting the uploads still running');
+        uploads.abortAll(serviceUnavailable('The service is shutting down; retry the upload', this.config.upload.retryAfterSeconds));
+        // Aborting settles quickly; a commit already under way is let finish.
+        if (!(await uploads.drain(ABORT_WAIT_MS))) this.logger.warn({ uploads: uploads.inFlight }, 'uploads did not settle after the abort');
+      }
+    }
     this.server.stopListening();
+    if (!(await this.server.idle(RESPONSE_WAIT_MS))) this.logger.warn('closing connections with responses still being written');
     await this.listener?.stop();
     await this.backend?.services.folderSweeper.stop();
     this.server.close();

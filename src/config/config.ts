@@ -31,11 +31,22 @@ export interface Config {
   redisUrl: string | null;
   /** Null until start-up resolves it (generated and stored in DATA_DIR when unset). */
   authSecret: string | null;
-  upload: { concurrency: number; queueLimit: number; retryAfterSeconds: number; hashOffloadMinBytes: number | null };
+  upload: {
+    concurrency: number;
+    queueLimit: number;
+    retryAfterSeconds: number;
+    hashOffloadMinBytes: number | null;
+    /** An upload whose body stops arriving for this long is ended with 408. */
+    idleTimeoutSeconds: number;
+  };
+  /** On SIGTERM, how long in-flight uploads may take to finish before they are aborted. */
+  shutdownGraceSeconds: number;
   rateLimit: { points: number; durationSeconds: number };
   workerThreads: number;
   maxJsonBodyBytes: number;
   apiKeyCacheSeconds: number;
+  /** METRICS_TOKEN: GET /metrics needs `Authorization: Bearer <token>`; null: /metrics answers loopback clients only. */
+  metricsToken: string | null;
   logLevel: SettingValues['LOG_LEVEL'];
 }
 
@@ -81,7 +92,7 @@ function environmentSettings(env: NodeJS.ProcessEnv): RawSettings {
   return raw;
 }
 
-const SECRET_SETTINGS = new Set<SettingName>(['AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL']);
+const SECRET_SETTINGS = new Set<SettingName>(['AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL', 'METRICS_TOKEN']);
 
 /** The rejected value for the error message; secrets and URLs that may carry passwords are not echoed. */
 function describe(name: SettingName, value: unknown): string {
@@ -133,11 +144,14 @@ function toConfig(values: SettingValues, cwd: string): Config {
       queueLimit: values.UPLOAD_QUEUE_LIMIT,
       retryAfterSeconds: values.UPLOAD_RETRY_AFTER_SECONDS,
       hashOffloadMinBytes: values.HASH_OFFLOAD_MIN_BYTES,
+      idleTimeoutSeconds: values.UPLOAD_IDLE_TIMEOUT_SECONDS,
     },
+    shutdownGraceSeconds: values.SHUTDOWN_GRACE_SECONDS,
     rateLimit: { points: values.RATE_LIMIT_POINTS, durationSeconds: values.RATE_LIMIT_DURATION_SECONDS },
     workerThreads: values.WORKER_THREADS ?? availableParallelism(),
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,
+    metricsToken: values.METRICS_TOKEN,
     logLevel: values.LOG_LEVEL,
   };
 }

@@ -50,12 +50,19 @@ export const settings = {
   UPLOAD_CONCURRENCY: setting(integer(1, 10_000), 'an integer from 1 to 10000'),
   UPLOAD_QUEUE_LIMIT: setting(integer(0, 100_000), 'an integer from 0 to 100000'),
   UPLOAD_RETRY_AFTER_SECONDS: setting(integer(1, 3600), 'an integer from 1 to 3600'),
+  // uWebSockets.js closes a connection idle for 10 s on its own (no response): ours must come first to answer 408.
+  UPLOAD_IDLE_TIMEOUT_SECONDS: setting(integer(1, 9), 'an integer from 1 to 9 (uWebSockets.js drops a connection idle for 10 s)'),
+  SHUTDOWN_GRACE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),
   HASH_OFFLOAD_MIN_BYTES: setting(integer(0, Number.MAX_SAFE_INTEGER).nullable(), 'a number of bytes, or unset to hash every upload inline'),
   RATE_LIMIT_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),
   RATE_LIMIT_DURATION_SECONDS: setting(integer(1, 86_400), 'an integer from 1 to 86400'),
   WORKER_THREADS: setting(integer(1, 256).nullable(), 'an integer from 1 to 256, or unset for the number of cores'),
   MAX_JSON_BODY_BYTES: setting(integer(1024, 64 * 1024 * 1024), 'an integer from 1024 to 67108864'),
   API_KEY_CACHE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),
+  METRICS_TOKEN: setting(
+    z.string().regex(/^[\x21-\x7e]{16,}$/).nullable(),
+    'at least 16 printable ASCII characters without spaces, or unset to serve /metrics to loopback clients only',
+  ),
   LOG_LEVEL: setting(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'one of fatal, error, warn, info, debug, trace, silent'),
 };
 

@@ -64,6 +64,17 @@ export function payloadTooLarge(limitBytes: number): ServiceError {
   });
 }
 
+/** The request body stopped arriving for `idleSeconds` (a stuck or too slow client). */
+export function requestTimeout(idleSeconds: number): ServiceError {
+  return new ServiceError({
+    name: 'RequestTimeoutError',
+    status: 408,
+    messageKey: 'error.requestTimeout',
+    message: `The request body stopped arriving for ${idleSeconds} seconds`,
+    value: idleSeconds,
+  });
+}
+
 export function unsupportedMediaType(message: string, value?: string): ServiceError {
   return new ServiceError({ name: 'UnsupportedMediaTypeError', status: 415, messageKey: 'error.unsupportedMediaType', message, value });
 }

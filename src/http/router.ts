@@ -10,6 +10,8 @@ interface CompiledRoute {
 
 export interface RouteMatch {
   handler: Handler;
+  /** The matched route's pattern, e.g. '/v1/cdn/media/:teamId' (a bounded metrics label). */
+  pattern: string;
   params: Record<string, string>;
 }
 
@@ -47,7 +49,7 @@ export class Router {
       const params = matchSegments(compiled.segments, segments);
       if (!params) continue;
       if (compiled.route.method === method || (method === 'HEAD' && compiled.route.method === 'GET')) {
-        return { handler: compiled.route.handler, params };
+        return { handler: compiled.route.handler, pattern: compiled.route.pattern, params };
       }
       allowed.add(compiled.route.method);
     }

@@ -13,7 +13,7 @@ import type { HttpRequest, HttpResult, StreamBody } from './types.ts';
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 206: '206 Partial Content', 304: '304 Not Modified',
   400: '400 Bad Request', 401: '401 Unauthorized', 402: '402 Payment Required', 403: '403 Forbidden',
-  404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large',
+  404: '404 Not Found', 405: '405 Method Not Allowed', 408: '408 Request Timeout', 409: '409 Conflict', 413: '413 Payload Too Large',
   415: '415 Unsupported Media Type', 416: '416 Range Not Satisfiable', 429: '429 Too Many Requests',
   500: '500 Internal Server Error', 502: '502 Bad Gateway', 503: '503 Service Unavailable',
 };
@@ -25,7 +25,15 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Runs before routing; throws to refuse every request, e.g. while starting or draining. */
   admit?: (request: HttpRequest) => void;
+  /**
+   * Called once per response, just before it is written (not when the client left first):
+   * the matched route's pattern (UNROUTED when none), the status, and the error's messageKey.
+   */
+  onResponse?: (route: string, status: number, messageKey: string | null) => void;
 }
+
+/** The route of a response that no route produced (refused before routing, 404, 405). */
+export const UNROUTED = 'unrouted';
 
 /**
  * The uWS boundary: turns each uWS request into an HttpRequest, runs the
@@ -38,11 +46,16 @@ export class HttpServer {
   private readonly router: Router;
   private readonly logger: Logger;
   private readonly admit: (request: HttpRequest) => void;
+  private readonly onResponse: (route: string, status: number, messageKey: string | null) => void;
+  /** Requests between their arrival and the end of their response. */
+  private inFlight = 0;
+  private onIdle: (() => void) | null = null;
 
   constructor(options: HttpServerOptions) {
     this.router = options.router;
     this.logger = options.logger;
     this.admit = options.admit ?? (() => undefined);
+    this.onResponse = options.onResponse ?? (() => undefined);
     this.app = App();
     this.app.any('/*', (res, req) => this.onRequest(res, req));
   }
@@ -66,6 +79,22 @@ export class HttpServer {
       us_listen_socket_close(this.listenSocket);
       this.listenSocket = null;
     }
+  }
+
+  /** Resolves once every request has written its response, or after `timeoutMs`; true when all did. */
+  async idle(timeoutMs: number): Promise<boolean> {
+    if (this.inFlight === 0) return true;
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.onIdle = null;
+        resolve(false);
+      }, timeoutMs);
+      this.onIdle = () => {
+        clearTimeout(timer);
+        this.onIdle = null;
+        resolve(true);
+      };
+    });
   }
 
   /** Closes every connection at once. */
@@ -105,24 +134,33 @@ export class HttpServer {
       id, method, path, query, headers, params: {}, remoteAddress, body,
       log: exchange.log, signal: exchange.controller.signal,
     };
-    void this.handle(request, exchange, declared.valid);
+    this.inFlight++;
+    void this.handle(request, exchange, declared.valid).finally(() => {
+      this.inFlight--;
+      if (this.inFlight === 0) this.onIdle?.();
+    });
   }
 
   private async handle(request: HttpRequest, exchange: Exchange, validLength: boolean): Promise<void> {
     let result: HttpResult;
+    let route = UNROUTED;
+    let messageKey: string | null = null;
     try {
       if (!validLength) throw badRequest('The Content-Length header is invalid.');
       this.admit(request);
       const match = this.router.match(request.method, request.path);
+      route = match.pattern;
       request.params = match.params;
       result = await match.handler(request);
     } catch (error) {
       if (exchange.aborted) return;
       const serviceError = toServiceError(error, request.id);
       this.logFailure(request, serviceError, error);
+      messageKey = serviceError.messageKey;
       result = { status: serviceError.status, body: serviceError.toBody(), headers: serviceError.headers };
     }
-    exchange.send(request, result);
+    if (!exchange.aborted) this.onResponse(route, result.status, messageKey);
+    await exchange.send(request, result);
   }
 
   private logFailure(request: HttpRequest, serviceError: ServiceError, error: unknown): void {
@@ -166,13 +204,14 @@ class Exchange {
     this.res.resume();
   }
 
-  send(request: HttpRequest, result: HttpResult): void {
+  /** Writes the result; resolves when a streamed body has been written (or given up). */
+  async send(request: HttpRequest, result: HttpResult): Promise<void> {
     if (this.aborted) {
       result.stream?.body.destroy?.();
       return;
     }
     if (result.stream) {
-      this.sendStream(request, result, result.stream);
+      await this.sendStream(request, result, result.stream);
       return;
     }
     const payload = result.body === undefined ? undefined : JSON.stringify(result.body);
@@ -202,7 +241,7 @@ class Exchange {
    * has flushed the rest of it. Every write is corked, nothing is written after
    * onAborted, and the source is destroyed when the client leaves.
    */
-  private sendStream(request: HttpRequest, result: HttpResult, stream: StreamBody): void {
+  private async sendStream(request: HttpRequest, result: HttpResult, stream: StreamBody): Promise<void> {
     const res = this.res;
     const total = stream.length;
     const closeConnection = !request.body.complete;
@@ -224,7 +263,7 @@ class Exchange {
       stream.body.destroy?.();
       return;
     }
-    void this.pump(stream, total);
+    await this.pump(stream, total);
   }
 
   private async pump(stream: StreamBody, total: number): Promise<void> {

@@ -18,6 +18,8 @@ export class AdmissionGate {
   private readonly queueLimit: number;
   private readonly retryAfterSeconds: number;
   private closed = false;
+  /** Aborts of the uploads waiting for a slot; close() refuses them. Running ones are not in it. */
+  private readonly waitingAborts = new Set<AbortController>();
 
   constructor(options: AdmissionGateOptions) {
     this.queue = new PQueue({ concurrency: options.concurrency });
@@ -41,11 +43,16 @@ export class AdmissionGate {
   async admit(signal?: AbortSignal): Promise<() => void> {
     const free = this.queue.pending < this.queue.concurrency;
     if (this.closed || (!free && this.queue.size >= this.queueLimit)) throw uploadBusy(this.retryAfterSeconds);
+    // Only a waiting upload is taken out by close(): a running one's signal must stay quiet, or the
+    // queue would count its slot free while it still runs.
+    const wait = new AbortController();
+    this.waitingAborts.add(wait);
     return new Promise<() => void>((resolve, reject) => {
       this.queue
         .add(
           () =>
             new Promise<void>((release) => {
+              this.waitingAborts.delete(wait);
               let released = false;
               resolve(() => {
                 if (!released) {
@@ -54,15 +61,18 @@ export class AdmissionGate {
                 }
               });
             }),
-          { signal },
+          { signal: signal ? AbortSignal.any([signal, wait.signal]) : wait.signal },
         )
-        .catch(reject);
+        .catch((error: unknown) => reject(wait.signal.aborted ? uploadBusy(this.retryAfterSeconds) : error))
+        .finally(() => this.waitingAborts.delete(wait));
     });
   }
 
-  /** Refuses new uploads from now on (shutdown); running ones finish. */
+  /** Refuses new uploads from now on (shutdown), and the waiting ones with 503 uploadBusy; running ones finish. */
   close(): void {
     this.closed = true;
+    for (const wait of this.waitingAborts) wait.abort();
+    this.waitingAborts.clear();
   }
 
   /** Resolves when no upload runs or waits. */

@@ -8,7 +8,7 @@ import type { TeamService } from '../domain/teams/team.service.ts';
 import { effectiveLimits } from '../domain/teams/team-limits.ts';
 import { MediaEvent } from '../domain/uploads/media-event.entity.ts';
 import type { StorageQuota } from '../domain/uploads/storage-quota.ts';
-import { badRequest, payloadTooLarge, serviceUnavailable, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
+import { badRequest, payloadTooLarge, requestTimeout, serviceUnavailable, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
 import type { RequestBody } from '../http/request-body.ts';
 import type { XxHashApi } from '../media/content-hash.ts';
 import { checkNameAndType, resolveContentType, sniffContent } from '../media/file-type.ts';
@@ -40,6 +40,15 @@ export interface UploadServiceDeps {
   hashOffloadMinBytes: number | null;
   teams: TeamService;
   media: MediaService;
+  /** An upload whose body stops arriving for this long (while we wait for the client) ends with 408. */
+  idleTimeoutSeconds: number;
+}
+
+/** An upload between its first body byte and its answer, as shutdown sees it. */
+interface RunningUpload {
+  /** Aborts it if it still receives its body; a commit under way is left to finish. */
+  abort(reason: Error): void;
+  settled: Promise<unknown>;
 }
 
 export interface PreparedUpload {
@@ -73,9 +82,34 @@ export function storageKeyOf(teamId: string, mediaId: string): string {
  */
 export class UploadService {
   private readonly deps: UploadServiceDeps;
+  private readonly running = new Set<RunningUpload>();
 
   constructor(deps: UploadServiceDeps) {
     this.deps = deps;
+  }
+
+  /** Uploads streaming or committing now. */
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  /** Resolves true once no upload runs, or false when `timeoutMs` passed first. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.running.size > 0) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, remaining)));
+      await Promise.race([Promise.allSettled([...this.running].map((upload) => upload.settled)), timedOut]);
+      clearTimeout(timer);
+    }
+    return true;
+  }
+
+  /** Aborts every upload still receiving its body (shutdown): its write is aborted, its reservation released, its client answered `reason`. */
+  abortAll(reason: Error): void {
+    for (const upload of this.running) upload.abort(reason);
   }
 
   async prepare(principal: Principal, route: UploadRoute, declaredLength: number | null, options: UploadOptions | null): Promise<PreparedUpload> {
@@ -110,6 +144,8 @@ export class UploadService {
         ? new PooledContentHasher(pool, this.deps.xxhash)
         : new InlineContentHasher(this.deps.xxhash);
     let reserved = false;
+    const idleSeconds = this.deps.idleTimeoutSeconds;
+    const idle = new IdleTimer(idleSeconds * 1000, () => actor.send({ type: 'abort', reason: requestTimeout(idleSeconds) }));
 
     const actor = new UploadActor(
       {
@@ -128,16 +164,40 @@ export class UploadService {
           if (reserved) await quota.release(mediaId);
         },
         commit: (received, writer) => this.commit(prepared, mediaId, storageKey, received, writer),
-        pauseBody: () => body.pause(),
-        resumeBody: () => body.resume(),
+        // Time paused by us (storage or quota behind) is not the client's idle time.
+        pauseBody: () => {
+          idle.pause();
+          body.pause();
+        },
+        resumeBody: () => {
+          idle.resume();
+          body.resume();
+        },
       },
       { maxBodyBytes: MAX_BODY_BYTES[prepared.route], maxFileBytes: prepared.maxFileBytes },
     );
+    const running: RunningUpload = {
+      abort: (reason) => {
+        if (actor.currentState === 'receiving') actor.send({ type: 'abort', reason });
+      },
+      settled: actor.result.catch(() => undefined),
+    };
+    this.running.add(running);
     body.consume({
-      chunk: (data) => actor.send({ type: 'chunk', data }),
-      end: () => actor.send({ type: 'end' }),
-      abort: (reason) => actor.send({ type: 'abort', reason }),
+      chunk: (data) => {
+        idle.touch();
+        actor.send({ type: 'chunk', data });
+      },
+      end: () => {
+        idle.stop();
+        actor.send({ type: 'end' });
+      },
+      abort: (reason) => {
+        idle.stop();
+        actor.send({ type: 'abort', reason });
+      },
     });
+    if (!body.complete) idle.start();
     try {
       return await actor.result;
     } catch (error) {
@@ -146,6 +206,9 @@ export class UploadService {
         throw serviceUnavailable('Storage is temporarily unavailable, retry later', 5, error);
       }
       throw error;
+    } finally {
+      idle.stop();
+      this.running.delete(running);
     }
   }
 
@@ -207,5 +270,60 @@ export class UploadService {
       await this.deps.store.remove(storageKey).catch(() => undefined);
       throw error;
     }
+  }
+}
+
+/**
+ * Counts how long the client has sent nothing while we wait for it: restarted
+ * by every chunk, suspended while we hold the body paused, stopped at its end.
+ */
+class IdleTimer {
+  private readonly timeoutMs: number;
+  private readonly onIdle: () => void;
+  private timer: NodeJS.Timeout | null = null;
+  private paused = false;
+  private stopped = false;
+
+  constructor(timeoutMs: number, onIdle: () => void) {
+    this.timeoutMs = timeoutMs;
+    this.onIdle = onIdle;
+  }
+
+  start(): void {
+    this.arm();
+  }
+
+  touch(): void {
+    if (!this.paused) this.arm();
+  }
+
+  pause(): void {
+    this.paused = true;
+    this.clear();
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.arm();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.clear();
+  }
+
+  private arm(): void {
+    this.clear();
+    if (this.stopped || this.paused) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.stopped = true;
+      this.onIdle();
+    }, this.timeoutMs);
+  }
+
+  private clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
   }
 }

@@ -68,11 +68,13 @@ t.test('defaults come from config/default.json', (t) => {
   t.equal(config.cdnPurgeUrl, null);
   t.equal(config.redisUrl, null);
   t.equal(config.authSecret, null);
-  t.same(config.upload, { concurrency: 16, queueLimit: 64, retryAfterSeconds: 5, hashOffloadMinBytes: null });
+  t.same(config.upload, { concurrency: 16, queueLimit: 64, retryAfterSeconds: 5, hashOffloadMinBytes: null, idleTimeoutSeconds: 8 });
+  t.equal(config.shutdownGraceSeconds, 25, 'below the 30 s a container orchestrator waits before SIGKILL');
   t.same(config.rateLimit, { points: 32, durationSeconds: 10 });
   t.equal(config.workerThreads, availableParallelism(), 'WORKER_THREADS defaults to the number of cores');
   t.equal(config.maxJsonBodyBytes, 1048576);
   t.equal(config.apiKeyCacheSeconds, 30);
+  t.equal(config.metricsToken, null, 'no METRICS_TOKEN: /metrics answers loopback clients only');
   t.equal(config.logLevel, 'info');
   t.end();
 });
@@ -99,6 +101,8 @@ t.test('environment variables override defaults', async (t) => {
       UPLOAD_CONCURRENCY: '4',
       UPLOAD_QUEUE_LIMIT: '0',
       UPLOAD_RETRY_AFTER_SECONDS: '30',
+      UPLOAD_IDLE_TIMEOUT_SECONDS: '7',
+      SHUTDOWN_GRACE_SECONDS: '0',
       RATE_LIMIT_POINTS: '100',
       RATE_LIMIT_DURATION_SECONDS: '60',
       WORKER_THREADS: '3',
@@ -107,7 +111,8 @@ t.test('environment variables override defaults', async (t) => {
     });
     t.equal(config.port, 8080);
     t.equal(config.databasePoolSize, 20);
-    t.same(config.upload, { concurrency: 4, queueLimit: 0, retryAfterSeconds: 30, hashOffloadMinBytes: null });
+    t.same(config.upload, { concurrency: 4, queueLimit: 0, retryAfterSeconds: 30, hashOffloadMinBytes: null, idleTimeoutSeconds: 7 });
+    t.equal(config.shutdownGraceSeconds, 0, 'SHUTDOWN_GRACE_SECONDS 0 aborts in-flight uploads at once');
     t.same(config.rateLimit, { points: 100, durationSeconds: 60 });
     t.equal(config.workerThreads, 3);
     t.equal(config.maxJsonBodyBytes, 2048);
@@ -145,6 +150,7 @@ t.test('environment variables override defaults', async (t) => {
       CDN_URL: 'https://cdn.example.com/media',
       CDN_PURGE_URL: 'https://cdn-api.example.com/purge',
       AUTH_SECRET: 'a-secret-of-sixteen+',
+      METRICS_TOKEN: 'metrics-token-0123456789',
     });
     t.equal(config.databaseUrl, 'postgres://user:pw@db.example:5432/media');
     t.equal(config.redisUrl, 'rediss://cache.example:6380');
@@ -156,6 +162,7 @@ t.test('environment variables override defaults', async (t) => {
     t.equal(config.cdnUrl, 'https://cdn.example.com/media');
     t.equal(config.cdnPurgeUrl, 'https://cdn-api.example.com/purge');
     t.equal(config.authSecret, 'a-secret-of-sixteen+');
+    t.equal(config.metricsToken, 'metrics-token-0123456789');
     t.equal(load({ DATABASE_URL: 'postgresql://localhost/db' }).databaseUrl, 'postgresql://localhost/db');
     t.end();
   });
@@ -240,12 +247,14 @@ t.test('invalid values throw ConfigError naming the setting and the expected for
     [{ MAX_JSON_BODY_BYTES: '100' }, 'MAX_JSON_BODY_BYTES', 'an integer from 1024 to 67108864'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', 'one of fatal, error, warn, info, debug, trace, silent'],
     [{ AUTH_SECRET: 'short' }, 'AUTH_SECRET', 'a string of at least 16 characters'],
+    [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN', 'at least 16 printable ASCII characters without spaces'],
+    [{ METRICS_TOKEN: 'has a space in it, long enough' }, 'METRICS_TOKEN', 'at least 16 printable ASCII characters without spaces'],
     [{ S3_BUCKET: 'Bad_Bucket' }, 'S3_BUCKET', 'an S3 bucket name'],
   ];
   for (const [env, name, expected] of cases) {
     t.test(JSON.stringify(env), (t) => {
       const value = Object.values(env)[0]!;
-      const secret = ['AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL'].includes(name);
+      const secret = ['AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL', 'METRICS_TOKEN'].includes(name);
       configError(t, () => load(env), `${name} must be ${expected}`, secret ? '(got a value that is not shown)' : `(got ${JSON.stringify(value)})`);
       t.end();
     });

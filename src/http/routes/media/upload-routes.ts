@@ -1,13 +1,17 @@
 import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
 import { Permission, Scope } from '../../../auth/permissions.ts';
 import { badRequest } from '../../../errors/errors.ts';
+import { ServiceError } from '../../../errors/service-error.ts';
 import type { AdmissionGate } from '../../../limits/admission-gate.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
+import type { Metrics, UploadOutcome } from '../../../observability/metrics.ts';
+import { StorageError } from '../../../storage/object-store.ts';
 import { createJsonBodyParser, createMultipartBodyParser } from '../../../upload/parsers/upload-body-parsers.ts';
 import { parseMultipartOptions } from '../../../upload/upload-options.ts';
 import type { PreparedUpload, UploadService } from '../../../upload/upload-service.ts';
 import type { BodyParser, BodyParserEvents } from '../../../upload/parsers/body-parser.ts';
 import { authorizeMedia } from '../../guards.ts';
+import { ClientAbortedError } from '../../request-body.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
 
 export interface UploadRouteDeps {
@@ -15,6 +19,7 @@ export interface UploadRouteDeps {
   rateLimiter: RequestRateLimiter;
   gate: AdmissionGate;
   uploads: UploadService;
+  metrics: Metrics;
 }
 
 const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.mediaUpload };
@@ -33,11 +38,22 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
   ): Promise<HttpResult> {
     const prepared = await prepare();
     const release = await deps.gate.admit(request.signal);
+    const started = performance.now();
+    let outcome: UploadOutcome = 'failed';
     try {
       const created = await deps.uploads.run({ prepared, body: request.body, createParser });
+      outcome = 'created';
       return json(201, created, rateHeaders);
+    } catch (error) {
+      outcome = outcomeOf(error, request);
+      const storageError = storageErrorOf(error);
+      if (storageError) deps.metrics.storageWriterErrors.inc({ code: storageError.code });
+      throw error;
     } finally {
       release();
+      // Once per upload, not per chunk: the body's byte count is kept by RequestBody anyway.
+      deps.metrics.uploadBytes.inc({ route: prepared.route }, request.body.bytesReceived);
+      deps.metrics.uploadDuration.observe({ route: prepared.route, outcome }, (performance.now() - started) / 1000);
     }
   }
 
@@ -78,4 +94,16 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
       },
     },
   ];
+}
+
+function outcomeOf(error: unknown, request: HttpRequest): UploadOutcome {
+  if (error instanceof ClientAbortedError || request.signal.aborted) return 'aborted';
+  return error instanceof ServiceError && error.status < 500 ? 'refused' : 'failed';
+}
+
+/** The storage failure behind an upload's error: thrown as is, or the cause of the 503 it became. */
+function storageErrorOf(error: unknown): StorageError | null {
+  if (error instanceof StorageError) return error;
+  if (error instanceof ServiceError && error.cause instanceof StorageError) return error.cause;
+  return null;
 }

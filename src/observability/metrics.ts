@@ -1,0 +1,149 @@
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the upload gauges read at scrape time (AdmissionGate has both). */
+export interface UploadGateView {
+  readonly running: number;
+  readonly waiting: number;
+}
+
+/** What the pool gauge reads at scrape time (MediaPool has it). */
+export interface WorkerPoolView {
+  readonly utilization: number;
+}
+
+export type UploadOutcome = 'created' | 'refused' | 'failed' | 'aborted';
+
+const NS_PER_SECOND = 1e9;
+/** Upload durations run from milliseconds (a tiny file) to minutes (260 MB over a slow link). */
+const UPLOAD_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+/**
+ * The service's Prometheus metrics, in a registry of their own (one per
+ * Application: tests run several in one process, and nothing lands in
+ * prom-client's global registry). Request paths only call inc()/observe();
+ * gauges of the gate, the pool and the event loop are read when scraped.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  /** Every response sent, by status code and route pattern. */
+  readonly responses: Counter<'route' | 'status'>;
+  /** 503 error.media.uploadBusy: the admission gate's waiting room was full. */
+  readonly uploadBusy: Counter;
+  /** 429 error.tooManyRequests. */
+  readonly rateLimited: Counter;
+  /** Request body bytes read by the upload routes (multipart or JSON framing included). */
+  readonly uploadBytes: Counter<'route'>;
+  /** From admission to the answer, by upload route and outcome. */
+  readonly uploadDuration: Histogram<'route' | 'outcome'>;
+  /** StorageError failures of uploads (opening, writing or finishing the object), by StorageError code. */
+  readonly storageWriterErrors: Counter<'code'>;
+
+  private gate: UploadGateView | null = null;
+  private pool: WorkerPoolView | null = null;
+  private readonly eventLoop: IntervalHistogram;
+
+  constructor() {
+    const registers = [this.registry];
+    this.responses = new Counter({
+      name: 'media_http_responses_total',
+      help: 'HTTP responses sent, by status code and route pattern',
+      labelNames: ['route', 'status'] as const,
+      registers,
+    });
+    this.uploadBusy = new Counter({
+      name: 'media_upload_busy_total',
+      help: 'Uploads refused with 503 error.media.uploadBusy (admission gate and waiting room full)',
+      registers,
+    });
+    this.rateLimited = new Counter({
+      name: 'media_rate_limited_total',
+      help: 'Requests refused with 429 error.tooManyRequests',
+      registers,
+    });
+    this.uploadBytes = new Counter({
+      name: 'media_upload_received_bytes_total',
+      help: 'Request body bytes received by the upload routes',
+      labelNames: ['route'] as const,
+      registers,
+    });
+    this.uploadDuration = new Histogram({
+      name: 'media_upload_duration_seconds',
+      help: 'Upload time from admission to the answer, by route (multipart, json) and outcome (created, refused, failed, aborted)',
+      labelNames: ['route', 'outcome'] as const,
+      buckets: UPLOAD_DURATION_BUCKETS,
+      registers,
+    });
+    this.storageWriterErrors = new Counter({
+      name: 'media_storage_writer_errors_total',
+      help: 'Uploads that failed on a storage error, by StorageError code',
+      labelNames: ['code'] as const,
+      registers,
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'media_uploads_in_flight',
+      help: 'Uploads holding an admission slot',
+      registers,
+      collect() {
+        this.set(metrics.gate?.running ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'media_uploads_queued',
+      help: 'Uploads waiting for an admission slot',
+      registers,
+      collect() {
+        this.set(metrics.gate?.waiting ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'media_worker_pool_utilization',
+      help: 'Share of the worker pool thread time spent running tasks, 0 to 1',
+      registers,
+      collect() {
+        this.set(metrics.pool?.utilization ?? 0);
+      },
+    });
+
+    this.eventLoop = monitorEventLoopDelay({ resolution: 10 });
+    this.eventLoop.enable();
+    // Each scrape reads the delays since the previous one, then starts a fresh window.
+    const eventLoopGauge = (name: string, help: string, read: (histogram: IntervalHistogram) => number) =>
+      new Gauge({ name, help, registers, collect() {
+        this.set(metrics.eventLoop.count > 0 ? read(metrics.eventLoop) / NS_PER_SECOND : 0);
+      } });
+    eventLoopGauge('media_event_loop_delay_p50_seconds', 'Median event-loop delay since the previous scrape', (h) => h.percentile(50));
+    eventLoopGauge('media_event_loop_delay_p99_seconds', '99th percentile event-loop delay since the previous scrape', (h) => h.percentile(99));
+    eventLoopGauge('media_event_loop_delay_max_seconds', 'Largest event-loop delay since the previous scrape', (h) => h.max);
+  }
+
+  /** Binds the gauges to the backend's admission gate and worker pool once they exist. */
+  observe(sources: { gate: UploadGateView; pool: WorkerPoolView }): void {
+    this.gate = sources.gate;
+    this.pool = sources.pool;
+  }
+
+  /** Counts a response as it is sent. */
+  recordResponse(route: string, status: number, messageKey: string | null): void {
+    this.responses.inc({ route, status: String(status) });
+    if (status === 429) this.rateLimited.inc();
+    else if (status === 503 && messageKey === 'error.media.uploadBusy') this.uploadBusy.inc();
+  }
+
+  /** The Prometheus text exposition; resets the event-loop window. */
+  async render(): Promise<string> {
+    const text = await this.registry.metrics();
+    this.eventLoop.reset();
+    return text;
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Stops the event-loop sampler. */
+  close(): void {
+    this.eventLoop.disable();
+  }
+}
