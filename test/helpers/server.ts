@@ -44,12 +44,15 @@ export interface StartOptions {
   settings?: Partial<Record<SettingName, unknown>>;
   /** Reuse a database (several instances sharing one); a fresh one otherwise. */
   databaseUrl?: string;
+  /** Reuse another instance's DATA_DIR, so fs-driver instances share their files; a fresh one otherwise. */
+  dataDir?: string;
 }
 
 /** Starts the whole service in this process on a free port, against a fresh database; stopped at teardown. */
 export async function startTestServer(t: Teardown, options: StartOptions = {}): Promise<TestServer> {
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase(t));
-  const dataDir = await mkdtemp(join(tmpdir(), 'media-test-'));
+  const ownsDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'media-test-')));
   const config = loadConfig({
     env: {},
     overrides: {
@@ -65,7 +68,7 @@ export async function startTestServer(t: Teardown, options: StartOptions = {}): 
   await app.start();
   t.teardown(async () => {
     await app.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
   });
   const baseUrl = `http://127.0.0.1:${app.port}`;
 

@@ -157,7 +157,8 @@ t.test('batches: more files than one batch are all swept', async (t) => {
 });
 
 t.test('two instances sharing a database: one run per hour', async (t) => {
-  const second = await startTestServer(t, { settings, databaseUrl: server.databaseUrl });
+  // Shared database and shared files, as instances of one deployment have.
+  const second = await startTestServer(t, { settings, databaseUrl: server.databaseUrl, dataDir: server.dataDir });
   await second.app.services.folderSweeper.stop();
   const shared = await folder(team, { name: 'Shared' });
   const ids: string[] = [];
