@@ -1,0 +1,90 @@
+import t from 'tap';
+import { startTestServer } from '../helpers/server.ts';
+import { pngLike, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
+
+// Team A's key against team B's resources and team B's key against team A's routes,
+// on every media route: never a byte of the other team's data, never a change to it.
+// Many requests with one key: the rate limit is not what this file is about.
+const server = await startTestServer(t, { settings: { RATE_LIMIT_POINTS: 100_000 } });
+const a = await server.createTeam('TeamA');
+const b = await server.createTeam('TeamB');
+
+const bFolder = (await server.media('POST', `/v1/cdn/media/${b.teamId}/folders`, b.key, { body: { name: 'secret-folder' } })).body;
+const bPublic = (await uploadMultipart(server, b.teamId, b.key, { content: pngLike(500), fileName: 'b-public.png' }, `folderId=${bFolder.id}&tags=b-tag`)).body;
+const bPrivate = (await uploadJson(server, b.teamId, b.key, { file: pngLike(400).toString('base64'), fileName: 'b-private.png' })).body;
+await uploadMultipart(server, a.teamId, a.key, { content: pngLike(300), fileName: 'a.png' });
+
+async function snapshotOfB() {
+  const media = await server.media('GET', `/v1/cdn/media/${b.teamId}`, b.key);
+  const folders = await server.media('GET', `/v1/cdn/media/${b.teamId}/folders`, b.key);
+  return JSON.stringify({ media: media.body, folders: folders.body });
+}
+
+// What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
+const secrets = ['b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash];
+
+interface Case {
+  name: string;
+  method: string;
+  path: string;
+  key: string;
+  body?: unknown;
+  status: number;
+}
+
+const A = `/v1/cdn/media/${a.teamId}`;
+const cases: Case[] = [
+  // Team B's key on team A's routes: 401, as if the key did not exist.
+  ...[
+    ['GET', A], ['GET', `${A}/folders`], ['GET', `${A}/tags`], ['GET', `${A}/usage`], ['GET', `${A}/${bPublic.id}`],
+    ['POST', `${A}/folders`], ['POST', `${A}/bulk`], ['PATCH', `${A}/update/${bPublic.id}`], ['DELETE', `${A}/delete/${bPublic.id}`],
+    ['PATCH', `${A}/folders/${bFolder.id}`], ['DELETE', `${A}/folders/${bFolder.id}`], ['POST', `${A}/upload`],
+  ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: {}, status: 401 })),
+  // Team A's key with team B's ids: 404, never B's data.
+  { name: "A's key: link of B's file", method: 'GET', path: `${A}/${bPublic.id}`, key: a.key, status: 404 },
+  { name: "A's key: update B's file", method: 'PATCH', path: `${A}/update/${bPublic.id}`, key: a.key, body: { fileName: 'stolen.png', public: true }, status: 404 },
+  { name: "A's key: delete B's file", method: 'DELETE', path: `${A}/delete/${bPrivate.id}`, key: a.key, status: 404 },
+  { name: "A's key: list B's folder", method: 'GET', path: `${A}?folderId=${bFolder.id}`, key: a.key, status: 404 },
+  { name: "A's key: rename B's folder", method: 'PATCH', path: `${A}/folders/${bFolder.id}`, key: a.key, body: { name: 'mine' }, status: 404 },
+  { name: "A's key: delete B's folder", method: 'DELETE', path: `${A}/folders/${bFolder.id}`, key: a.key, status: 404 },
+  { name: "A's key: folder under B's folder", method: 'POST', path: `${A}/folders`, key: a.key, body: { name: 'inside', parentId: bFolder.id }, status: 404 },
+  { name: "A's key: upload into B's folder", method: 'POST', path: `${A}/upload`, key: a.key, body: { file: 'AAAA', fileName: 'x.bin', folderId: bFolder.id }, status: 404 },
+  { name: "A's key: move own files into B's folder", method: 'POST', path: `${A}/bulk`, key: a.key, body: { action: 'move', ids: [bPublic.id], folderId: bFolder.id }, status: 404 },
+];
+
+for (const testCase of cases) {
+  t.test(testCase.name, async (t) => {
+    const before = await snapshotOfB();
+    const body = testCase.method === 'GET' ? undefined : testCase.body;
+    const response = await server.media(testCase.method, testCase.path, testCase.key, body === undefined ? {} : { body });
+    t.equal(response.status, testCase.status);
+    t.match(response.body, { name: String, status: testCase.status, messageKey: String }, 'the spec error body');
+    const text = JSON.stringify(response.body);
+    for (const secret of secrets) t.notOk(text.includes(secret), `no trace of ${secret}`);
+    t.same(JSON.parse(await snapshotOfB()), JSON.parse(before), "team B's data is unchanged");
+  });
+}
+
+t.test("bulk actions on B's ids from A's key list them as failed and change nothing", async (t) => {
+  for (const body of [
+    { action: 'delete', ids: [bPublic.id, bPrivate.id] },
+    { action: 'setPublic', ids: [bPrivate.id], public: true },
+    { action: 'addTags', ids: [bPublic.id], tags: ['pwned'] },
+    { action: 'removeTags', ids: [bPublic.id], tags: ['b-tag'] },
+  ]) {
+    const before = await snapshotOfB();
+    const response = await server.media('POST', `${A}/bulk`, a.key, { body });
+    t.equal(response.status, 200, body.action);
+    t.equal(response.body.affected, 0);
+    t.equal(response.body.failed.length, body.ids.length);
+    t.equal(await snapshotOfB(), before, "team B's data is unchanged");
+  }
+});
+
+t.test("files are served only under their own team's path", async (t) => {
+  const bPath = new URL(bPublic.publicUrl).pathname;
+  t.equal((await fetch(`${server.baseUrl}${bPath}`)).status, 200, 'B’s public file under B’s path');
+  t.equal((await fetch(`${server.baseUrl}${bPath.replace(b.teamId, a.teamId)}`)).status, 404, 'not under A’s path');
+  const privatePath = `/media/team/${b.teamId}/${bPrivate.path.split('/').pop()}`;
+  t.equal((await fetch(`${server.baseUrl}${privatePath}`)).status, 404, 'a private file without a signature is not found');
+});
