@@ -29,6 +29,7 @@ import { ServedTrafficCounter } from './domain/media/served-traffic.ts';
 import { createObjectStore } from './storage/create-object-store.ts';
 import type { ObjectStore } from './storage/object-store.ts';
 import { StorageQuota } from './domain/uploads/storage-quota.ts';
+import { CrashSweeper } from './domain/uploads/crash-sweeper.ts';
 import { UploadService } from './upload/upload-service.ts';
 import { adminRoutes } from './http/routes/admin/admin-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
@@ -58,6 +59,8 @@ export interface Services {
   metrics: Metrics;
   /** Folder rules (spec 2.2); started by Application once the routes are mounted, runOnce() callable directly. */
   folderSweeper: FolderRuleSweeper;
+  /** Leftovers of crashed uploads (issue 6.2); started by Application, runOnce() callable directly. */
+  crashSweeper: CrashSweeper;
 }
 
 /** Database, migrations, seed data and the domain services: what both the server and the CLI need. */
@@ -97,6 +100,10 @@ export class Backend {
         logger: sweepLog,
       });
       const pool = new MediaPool({ threads: config.workerThreads, onError: (error) => logger.error({ err: error }, 'worker pool error') });
+      const uploads = new UploadService({
+        orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teams, media,
+        idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
+      });
       const services: Services = {
         orm,
         authenticator,
@@ -113,12 +120,13 @@ export class Backend {
         store,
         pool,
         gate: new AdmissionGate(config.upload),
-        uploads: new UploadService({
-          orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teams, media,
-          idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
-        }),
+        uploads,
         metrics: new Metrics(),
         folderSweeper: new FolderRuleSweeper({ orm, edits, logger: sweepLog }),
+        crashSweeper: new CrashSweeper({
+          orm, store, logger: logger.child({ component: 'crash-sweep' }), minAgeSeconds: config.crashSweepMinAgeSeconds,
+          liveUploads: () => uploads.liveUploads(),
+        }),
       };
       services.metrics.observe({ gate: services.gate, pool });
       return new Backend(services, databaseUrl, embedded);
@@ -132,6 +140,7 @@ export class Backend {
   async close(): Promise<void> {
     this.services.metrics.close();
     await this.services.folderSweeper.stop();
+    await this.services.crashSweeper.stop();
     await this.services.rateLimiter.close();
     await this.services.pool.close();
     await this.services.store.close();
@@ -214,6 +223,7 @@ export class Application {
       ];
       for (const route of routes) this.router.add(route);
       services.folderSweeper.start();
+      services.crashSweeper.start();
       this.lifecycle = 'ready';
       this.logger.info({ port: this.boundPort }, 'ready');
     } catch (error) {
@@ -247,6 +257,7 @@ export class Application {
     if (!(await this.server.idle(RESPONSE_WAIT_MS))) this.logger.warn('closing connections with responses still being written');
     await this.listener?.stop();
     await this.backend?.services.folderSweeper.stop();
+    await this.backend?.services.crashSweeper.stop();
     this.server.close();
     // The last counts are written while the database is still open.
     await this.servedTraffic?.stop();

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { Backend, type Services } from '../app.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
-import { badRequest, toServiceError } from '../errors/errors.ts';
+import { reconcileStorage } from '../domain/uploads/storage-reconcile.ts';
+import { badRequest, notFound, toServiceError } from '../errors/errors.ts';
 import { createLogger } from '../logging/logger.ts';
 
 /**
@@ -12,7 +13,7 @@ import { createLogger } from '../logging/logger.ts';
 
 interface Command {
   usage: string;
-  options: Record<string, { type: 'string' }>;
+  options: Record<string, { type: 'string' | 'boolean' }>;
   run(services: Services, values: Record<string, unknown>): Promise<unknown>;
 }
 
@@ -74,6 +75,16 @@ const commands: Record<string, Command> = {
     run: async (s, v) => {
       await s.apiKeys.delete(text(v.id) ?? '');
       return { deleted: v.id };
+    },
+  },
+  'storage reconcile': {
+    usage: 'storage reconcile [--team ID] [--dry-run]',
+    options: { team: { type: 'string' }, 'dry-run': { type: 'boolean' } },
+    run: async (s, v) => {
+      const teamId = text(v.team);
+      const report = await reconcileStorage(s.orm, { teamId, dryRun: v['dry-run'] === true });
+      if (teamId !== undefined && report.length === 0) throw notFound('team', teamId);
+      return report;
     },
   },
 };

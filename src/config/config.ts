@@ -41,6 +41,8 @@ export interface Config {
   };
   /** On SIGTERM, how long in-flight uploads may take to finish before they are aborted. */
   shutdownGraceSeconds: number;
+  /** The crash sweeper removes reservations, temp files and multipart uploads untouched for this long. */
+  crashSweepMinAgeSeconds: number;
   rateLimit: { points: number; durationSeconds: number };
   workerThreads: number;
   maxJsonBodyBytes: number;
@@ -147,6 +149,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
       idleTimeoutSeconds: values.UPLOAD_IDLE_TIMEOUT_SECONDS,
     },
     shutdownGraceSeconds: values.SHUTDOWN_GRACE_SECONDS,
+    crashSweepMinAgeSeconds: values.CRASH_SWEEP_MIN_AGE_SECONDS,
     rateLimit: { points: values.RATE_LIMIT_POINTS, durationSeconds: values.RATE_LIMIT_DURATION_SECONDS },
     workerThreads: values.WORKER_THREADS ?? availableParallelism(),
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,

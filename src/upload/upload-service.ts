@@ -26,6 +26,9 @@ export type UploadRoute = 'multipart' | 'json';
 /** Spec 8: request size limits per route. */
 export const MAX_BODY_BYTES: Record<UploadRoute, number> = { multipart: 260 * MB, json: 140 * MB };
 
+/** How often running uploads refresh their reservations' updated_at, so the crash sweeper can tell them from a dead instance's. */
+export const RESERVATION_REFRESH_MS = 60_000;
+
 // Bytes of a body that may be form or JSON framing rather than file content. Only
 // used to decide, from Content-Length alone, that a file must be too large.
 const FRAMING_ALLOWANCE = 64 * 1024;
@@ -46,6 +49,9 @@ export interface UploadServiceDeps {
 
 /** An upload between its first body byte and its answer, as shutdown sees it. */
 interface RunningUpload {
+  /** The media id, also the id of its upload_reservation row. */
+  id: string;
+  storageKey: string;
   /** Aborts it if it still receives its body; a commit under way is left to finish. */
   abort(reason: Error): void;
   settled: Promise<unknown>;
@@ -83,6 +89,7 @@ export function storageKeyOf(teamId: string, mediaId: string): string {
 export class UploadService {
   private readonly deps: UploadServiceDeps;
   private readonly running = new Set<RunningUpload>();
+  private refreshTimer: NodeJS.Timeout | null = null;
 
   constructor(deps: UploadServiceDeps) {
     this.deps = deps;
@@ -91,6 +98,22 @@ export class UploadService {
   /** Uploads streaming or committing now. */
   get inFlight(): number {
     return this.running.size;
+  }
+
+  /** Uploads running now: reservation ids and storage keys (the crash sweeper leaves them alone). */
+  liveUploads(): { id: string; storageKey: string }[] {
+    return [...this.running].map((upload) => ({ id: upload.id, storageKey: upload.storageKey }));
+  }
+
+  /** Marks the running uploads' reservations as alive (crash sweeper, issue 6.2). Best effort: a failure is retried next minute. */
+  private refreshReservations(): void {
+    const ids = [...this.running].map((upload) => upload.id);
+    if (ids.length === 0) return;
+    void this.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update upload_reservation set updated_at = now() where id in (${ids.map(() => '?').join(', ')})`, ids)
+      .catch(() => undefined);
   }
 
   /** Resolves true once no upload runs, or false when `timeoutMs` passed first. */
@@ -177,12 +200,18 @@ export class UploadService {
       { maxBodyBytes: MAX_BODY_BYTES[prepared.route], maxFileBytes: prepared.maxFileBytes },
     );
     const running: RunningUpload = {
+      id: mediaId,
+      storageKey,
       abort: (reason) => {
         if (actor.currentState === 'receiving') actor.send({ type: 'abort', reason });
       },
       settled: actor.result.catch(() => undefined),
     };
     this.running.add(running);
+    if (!this.refreshTimer) {
+      this.refreshTimer = setInterval(() => this.refreshReservations(), RESERVATION_REFRESH_MS);
+      this.refreshTimer.unref();
+    }
     body.consume({
       chunk: (data) => {
         idle.touch();
@@ -209,6 +238,10 @@ export class UploadService {
     } finally {
       idle.stop();
       this.running.delete(running);
+      if (this.running.size === 0 && this.refreshTimer) {
+        clearInterval(this.refreshTimer);
+        this.refreshTimer = null;
+      }
     }
   }
 

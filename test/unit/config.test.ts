@@ -70,6 +70,7 @@ t.test('defaults come from config/default.json', (t) => {
   t.equal(config.authSecret, null);
   t.same(config.upload, { concurrency: 16, queueLimit: 64, retryAfterSeconds: 5, hashOffloadMinBytes: null, idleTimeoutSeconds: 8 });
   t.equal(config.shutdownGraceSeconds, 25, 'below the 30 s a container orchestrator waits before SIGKILL');
+  t.equal(config.crashSweepMinAgeSeconds, 600, 'the crash sweeper leaves anything touched in the last 10 minutes');
   t.same(config.rateLimit, { points: 32, durationSeconds: 10 });
   t.equal(config.workerThreads, availableParallelism(), 'WORKER_THREADS defaults to the number of cores');
   t.equal(config.maxJsonBodyBytes, 1048576);
@@ -103,6 +104,7 @@ t.test('environment variables override defaults', async (t) => {
       UPLOAD_RETRY_AFTER_SECONDS: '30',
       UPLOAD_IDLE_TIMEOUT_SECONDS: '7',
       SHUTDOWN_GRACE_SECONDS: '0',
+      CRASH_SWEEP_MIN_AGE_SECONDS: '2',
       RATE_LIMIT_POINTS: '100',
       RATE_LIMIT_DURATION_SECONDS: '60',
       WORKER_THREADS: '3',
@@ -113,6 +115,7 @@ t.test('environment variables override defaults', async (t) => {
     t.equal(config.databasePoolSize, 20);
     t.same(config.upload, { concurrency: 4, queueLimit: 0, retryAfterSeconds: 30, hashOffloadMinBytes: null, idleTimeoutSeconds: 7 });
     t.equal(config.shutdownGraceSeconds, 0, 'SHUTDOWN_GRACE_SECONDS 0 aborts in-flight uploads at once');
+    t.equal(config.crashSweepMinAgeSeconds, 2);
     t.same(config.rateLimit, { points: 100, durationSeconds: 60 });
     t.equal(config.workerThreads, 3);
     t.equal(config.maxJsonBodyBytes, 2048);
@@ -244,6 +247,7 @@ t.test('invalid values throw ConfigError naming the setting and the expected for
     [{ REDIS_URL: 'http://cache' }, 'REDIS_URL', 'a redis:// URL'],
     [{ UPLOAD_CONCURRENCY: '0' }, 'UPLOAD_CONCURRENCY', 'an integer from 1 to 10000'],
     [{ WORKER_THREADS: '0' }, 'WORKER_THREADS', 'an integer from 1 to 256'],
+    [{ CRASH_SWEEP_MIN_AGE_SECONDS: '0' }, 'CRASH_SWEEP_MIN_AGE_SECONDS', 'an integer from 1 to 604800'],
     [{ MAX_JSON_BODY_BYTES: '100' }, 'MAX_JSON_BODY_BYTES', 'an integer from 1024 to 67108864'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', 'one of fatal, error, warn, info, debug, trace, silent'],
     [{ AUTH_SECRET: 'short' }, 'AUTH_SECRET', 'a string of at least 16 characters'],

@@ -1,0 +1,125 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { ObjectStore } from '../../storage/object-store.ts';
+
+/**
+ * Crash safety (issue 6.2): what an instance killed mid-upload (SIGKILL, OOM,
+ * power loss) leaves behind is removed by the next sweep of any instance:
+ *
+ * 1. `upload_reservation` rows not refreshed for `minAgeSeconds` are deleted and
+ *    their bytes given back to `team.reserved_storage`, in one statement
+ *    (`delete ... returning` feeding the update), so every row is released once
+ *    even when several instances sweep at the same moment.
+ * 2. In-progress writes of the store older than `minAgeSeconds` (fs temp files
+ *    by mtime, S3 multipart uploads of the service's key prefix by initiation
+ *    date) are aborted, except those whose key still has a fresh reservation
+ *    (a live upload on some instance) or is being written by this instance.
+ *    Aborting is idempotent in both drivers.
+ *
+ * Live uploads refresh their reservation's `updated_at` every
+ * RESERVATION_REFRESH_MS (UploadService), so a reservation older than
+ * `minAgeSeconds` (default 600) belongs to an instance that is gone. No lock
+ * is needed: every step is idempotent.
+ */
+
+export const CRASH_SWEEP_JOB = 'crash-sweep';
+export const CRASH_SWEEP_INTERVAL_MS = 5 * 60_000;
+
+const RELEASE_STALE = `
+with stale as (delete from upload_reservation where updated_at < ? and not (id::text = any(string_to_array(?, ','))) returning team_id, bytes),
+     per_team as (select team_id, sum(bytes)::bigint as bytes, count(*)::int as rows from stale group by team_id)
+update team t set reserved_storage = t.reserved_storage - per_team.bytes
+  from per_team where t.id = per_team.team_id
+returning t.id as team_id, per_team.bytes, per_team.rows`;
+
+export interface CrashSweepResult {
+  /** Stale reservation rows deleted. */
+  reservations: number;
+  /** Bytes given back to team.reserved_storage. */
+  releasedBytes: number;
+  /** Temp files / multipart uploads aborted. */
+  uploads: number;
+}
+
+export interface CrashSweeperOptions {
+  orm: MikroORM;
+  store: ObjectStore;
+  logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  minAgeSeconds: number;
+  /** Uploads running in this instance: their reservations and writes are never swept. */
+  liveUploads?: () => Iterable<{ id: string; storageKey: string }>;
+}
+
+export class CrashSweeper {
+  private readonly orm: MikroORM;
+  private readonly store: ObjectStore;
+  private readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  private readonly minAgeMs: number;
+  private readonly liveUploads: () => Iterable<{ id: string; storageKey: string }>;
+  private timer: NodeJS.Timeout | null = null;
+  private current: Promise<unknown> | null = null;
+
+  constructor(options: CrashSweeperOptions) {
+    this.orm = options.orm;
+    this.store = options.store;
+    this.logger = options.logger;
+    this.minAgeMs = options.minAgeSeconds * 1000;
+    this.liveUploads = options.liveUploads ?? (() => []);
+  }
+
+  /** Sweeps at once, then every `intervalMs`; failures are logged, never thrown; the timer never keeps the process alive. */
+  start(intervalMs = CRASH_SWEEP_INTERVAL_MS): void {
+    if (this.timer) return;
+    const tick = () => {
+      if (this.current) return; // the previous run is still going
+      const run = this.runOnce()
+        .catch((error: unknown) => this.logger.error({ err: error, job: CRASH_SWEEP_JOB }, 'crash sweep failed'))
+        .finally(() => {
+          if (this.current === run) this.current = null;
+        });
+      this.current = run;
+    };
+    this.timer = setInterval(tick, intervalMs);
+    this.timer.unref();
+    tick();
+  }
+
+  /** Stops the timer and waits for a run in progress. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.current?.catch(() => undefined);
+  }
+
+  async runOnce(now = new Date()): Promise<CrashSweepResult> {
+    const cutoff = new Date(now.getTime() - this.minAgeMs);
+    const local = [...this.liveUploads()];
+    const released = await this.orm.em
+      .fork()
+      .execute<{ team_id: string; bytes: string | number; rows: number }[]>(RELEASE_STALE, [cutoff, local.map((upload) => upload.id).join(',')]);
+    let reservations = 0;
+    let releasedBytes = 0;
+    for (const row of released) {
+      reservations += Number(row.rows);
+      releasedBytes += Number(row.bytes);
+      this.logger.warn({ job: CRASH_SWEEP_JOB, teamId: row.team_id, reservations: Number(row.rows), bytes: Number(row.bytes) }, 'released stale upload reservations');
+    }
+
+    // Keys of live uploads: a fresh reservation (any instance) or a write of this instance.
+    const fresh = await this.orm.em.fork().execute<{ storage_key: string }[]>('select storage_key from upload_reservation where updated_at >= ?', [cutoff]);
+    const live = new Set<string>([...fresh.map((row) => row.storage_key), ...local.map((upload) => upload.storageKey)]);
+    let uploads = 0;
+    for (const upload of await this.store.listStaleUploads(cutoff)) {
+      if (upload.key !== '' && live.has(upload.key)) continue;
+      try {
+        await this.store.abortStaleUpload(upload);
+        uploads++;
+      } catch (error) {
+        this.logger.error({ err: error, job: CRASH_SWEEP_JOB, key: upload.key, uploadId: upload.uploadId }, 'could not abort a stale upload');
+      }
+    }
+    const result = { reservations, releasedBytes, uploads };
+    if (reservations > 0 || uploads > 0) this.logger.info({ job: CRASH_SWEEP_JOB, ...result }, 'crash sweep cleaned up');
+    return result;
+  }
+}

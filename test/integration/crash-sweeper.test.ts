@@ -1,0 +1,264 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
+import t from 'tap';
+import { connectPg, createTestDatabase } from '../helpers/database.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { driverSettings, s3, type Driver } from '../helpers/storage.ts';
+import { MiB, multipartBody, pngLike, teamStorageState, uploadPath } from '../helpers/uploads.ts';
+
+// Crash safety (issue 6.2): a real instance is SIGKILLed mid-upload; the next start sweeps what it left.
+// Then `storage reconcile` repairs a corrupted storage counter.
+
+const repo = resolve(import.meta.dirname, '../..');
+const AUTH_SECRET = 'crash-sweep-test-operator-secret';
+const execFileAsync = promisify(execFile);
+
+interface Running {
+  child: ChildProcess;
+  port: number;
+  output: string[];
+  exited: Promise<number | null>;
+}
+
+interface Instance {
+  databaseUrl: string;
+  dataDir: string;
+  env: Record<string, string>;
+}
+
+async function prepareInstance(t: { teardown(fn: () => unknown): void }, driver: Driver, keyPrefix: string): Promise<Instance> {
+  const databaseUrl = await createTestDatabase(t);
+  const dataDir = await mkdtemp(join(tmpdir(), 'media-crash-'));
+  await chmod(dataDir, 0o755);
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp',
+    DATA_DIR: dataDir, DATABASE_URL: databaseUrl, AUTH_SECRET, PORT: '0', LOG_LEVEL: 'info',
+    // Small for the test: what the killed instance left is stale a second later.
+    CRASH_SWEEP_MIN_AGE_SECONDS: '1',
+  };
+  for (const [name, value] of Object.entries(driverSettings(driver))) env[name] = String(value);
+  // A prefix of its own, so this test's sweeps never touch the multipart uploads of tests running alongside.
+  if (driver === 's3') env.S3_KEY_PREFIX = keyPrefix;
+  return { databaseUrl, dataDir, env };
+}
+
+async function startService(t: { teardown(fn: () => unknown): void }, instance: Instance): Promise<Running> {
+  const child = spawn(process.execPath, ['src/main.ts'], { cwd: repo, env: instance.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const port = await new Promise<number>((resolvePort, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not become ready:\n${output.join('\n')}`)), 60_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      output.push(line);
+      if (line.includes('"msg":"ready"')) {
+        clearTimeout(timer);
+        resolvePort(JSON.parse(line).port);
+      }
+    });
+    child.stderr!.on('data', (chunk) => output.push(String(chunk)));
+    void exited.then((code) => reject(new Error(`service exited with ${code}:\n${output.join('\n')}`)));
+  });
+  return { child, port, output, exited };
+}
+
+async function api(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+async function createTeam(port: number, name: string): Promise<{ teamId: string; key: string }> {
+  const created = await api(port, 'POST', '/v1/admin/teams', { authSecret: AUTH_SECRET }, { name });
+  if (created.status !== 201) throw new Error(`team creation failed: ${JSON.stringify(created.body)}`);
+  const teamId: string = created.body.team.id;
+  const limits = await api(port, 'PATCH', `/v1/admin/teams/${teamId}/limits`, { authSecret: AUTH_SECRET }, { maxMediaFileSize: 100 * MiB, maxTeamStorage: 1024 * 1024 });
+  if (limits.status !== 200) throw new Error(`limits update failed: ${JSON.stringify(limits.body)}`);
+  return { teamId, key: created.body.apiKey.key };
+}
+
+async function upload(port: number, teamId: string, key: string, content: Buffer): Promise<number> {
+  const { body, contentType } = multipartBody([{ content, fileName: 'small.png' }]);
+  const response = await fetch(`http://127.0.0.1:${port}${uploadPath(teamId)}`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': contentType }, body,
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** Sends the headers and the first half of a multipart upload and never the rest. */
+function heldUpload(port: number, teamId: string, key: string, content: Buffer): ClientRequest {
+  const { body, contentType } = multipartBody([{ content, fileName: 'held.png' }]);
+  const request = httpRequest(`http://127.0.0.1:${port}${uploadPath(teamId)}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'content-length': String(body.length) },
+  });
+  request.on('error', () => undefined); // the server dies under it
+  request.write(body.subarray(0, Math.floor(body.length / 2)));
+  return request;
+}
+
+async function eventually(condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<boolean> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+    if (await condition()) return true;
+  }
+  return condition();
+}
+
+let client: S3Client | null = null;
+function s3Client(): S3Client {
+  client ??= new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+  });
+  return client;
+}
+t.teardown(() => client?.destroy());
+
+/** Temp files (fs) or multipart uploads under the instance's prefix (s3). */
+async function inProgress(driver: Driver, instance: Instance, keyPrefix: string): Promise<string[]> {
+  if (driver === 'fs') return readdir(join(instance.dataDir, 'files', '.uploads')).catch(() => [] as string[]);
+  const listed = await s3Client().send(new ListMultipartUploadsCommand({ Bucket: s3.bucket, Prefix: keyPrefix }));
+  return (listed.Uploads ?? []).map((upload) => upload.Key!);
+}
+
+async function cli(instance: Instance, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await execFileAsync(process.execPath, ['src/cli/main.ts', ...args], {
+      cwd: repo,
+      env: { ...instance.env, LOG_LEVEL: 'warn' },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? 1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+async function setUsedStorage(databaseUrl: string, teamId: string, bytes: number): Promise<void> {
+  const pg = await connectPg(databaseUrl);
+  try {
+    await pg.query('update team set used_storage = $1 where id = $2', [bytes, teamId]);
+  } finally {
+    await pg.end();
+  }
+}
+
+for (const driver of ['fs', 's3'] as const) {
+  t.test(`${driver}: SIGKILL mid-upload leaves leftovers; the next start sweeps them; reconcile repairs drift`, async (t) => {
+    const keyPrefix = `crash-${randomBytes(4).toString('hex')}/`;
+    const instance = await prepareInstance(t, driver, keyPrefix);
+    const first = await startService(t, instance);
+    const team = await createTeam(first.port, 'Crash');
+
+    // 24 MiB held at half: past the unreserved size (reservation) and past an 8 MiB S3 part (a multipart upload exists).
+    const held = heldUpload(first.port, team.teamId, team.key, pngLike(24 * MiB));
+    t.ok(
+      await eventually(async () => (await teamStorageState(instance.databaseUrl, team.teamId)).reservations === 1 && (await inProgress(driver, instance, keyPrefix)).length === 1),
+      'the held upload has a reservation and an in-progress write',
+    );
+    first.child.kill('SIGKILL');
+    await first.exited;
+    held.destroy();
+
+    const left = await teamStorageState(instance.databaseUrl, team.teamId);
+    t.equal(left.reservations, 1, 'the killed instance left its reservation row');
+    t.ok(left.reservedStorage > 0, `and reserved bytes (${left.reservedStorage})`);
+    t.equal(left.files, 0);
+    t.equal((await inProgress(driver, instance, keyPrefix)).length, 1, driver === 'fs' ? 'and its temp file' : 'and its multipart upload');
+
+    await new Promise((r) => setTimeout(r, 1500)); // older than CRASH_SWEEP_MIN_AGE_SECONDS
+    const second = await startService(t, instance);
+    t.ok(
+      await eventually(async () => (await teamStorageState(instance.databaseUrl, team.teamId)).reservations === 0 && (await inProgress(driver, instance, keyPrefix)).length === 0),
+      'the next start swept the reservation and the in-progress write',
+    );
+    t.match(await teamStorageState(instance.databaseUrl, team.teamId), { files: 0, usedStorage: 0, reservedStorage: 0, reservations: 0 }, 'nothing reserved or counted');
+    t.ok(await eventually(async () => second.output.some((line) => line.includes('crash sweep cleaned up'))), 'the sweep logged what it cleaned');
+
+    // The instance serves normally afterwards.
+    t.equal(await upload(second.port, team.teamId, team.key, pngLike(3000)), 201);
+    t.equal(await upload(second.port, team.teamId, team.key, pngLike(5000)), 201);
+    const other = await createTeam(second.port, 'Other');
+    t.equal(await upload(second.port, other.teamId, other.key, pngLike(1000)), 201);
+    const sizes = await teamStorageState(instance.databaseUrl, team.teamId);
+    t.equal(sizes.usedStorage, sizes.sumOfSizes);
+
+    // Reconcile: corrupt the counter, report it, repair it.
+    await setUsedStorage(instance.databaseUrl, team.teamId, sizes.sumOfSizes + 12345);
+    const dry = await cli(instance, ['storage', 'reconcile', '--dry-run']);
+    t.equal(dry.code, 0, dry.stderr);
+    const dryReport = JSON.parse(dry.stdout) as { teamId: string; counted: number; actual: number; drift: number; repaired: boolean }[];
+    t.equal(dryReport.length, 2, 'every team is reported');
+    t.same(
+      dryReport.find((row) => row.teamId === team.teamId),
+      { teamId: team.teamId, counted: sizes.sumOfSizes + 12345, actual: sizes.sumOfSizes, drift: 12345, repaired: false },
+      'the drift is reported',
+    );
+    t.match(dryReport.find((row) => row.teamId === other.teamId), { drift: 0, repaired: false }, 'a correct team shows no drift');
+    t.equal((await teamStorageState(instance.databaseUrl, team.teamId)).usedStorage, sizes.sumOfSizes + 12345, '--dry-run changed nothing');
+
+    const fixed = await cli(instance, ['storage', 'reconcile', '--team', team.teamId]);
+    t.equal(fixed.code, 0, fixed.stderr);
+    t.same(JSON.parse(fixed.stdout), [{ teamId: team.teamId, counted: sizes.sumOfSizes + 12345, actual: sizes.sumOfSizes, drift: 12345, repaired: true }], '--team reports only that team');
+    const repaired = await teamStorageState(instance.databaseUrl, team.teamId);
+    t.equal(repaired.usedStorage, repaired.sumOfSizes, 'the counter is repaired');
+
+    const again = await cli(instance, ['storage', 'reconcile']);
+    t.equal(again.code, 0, again.stderr);
+    t.ok((JSON.parse(again.stdout) as { drift: number }[]).every((row) => row.drift === 0), 'no drift is left');
+
+    const unknown = await cli(instance, ['storage', 'reconcile', '--team', 'no-such-team']);
+    t.equal(unknown.code, 1, 'an unknown team fails');
+    t.match(JSON.parse(unknown.stderr), { status: 404 });
+
+    second.child.kill('SIGTERM');
+    t.equal(await second.exited, 0);
+  });
+}
+
+t.test('a sweep leaves alone the uploads running in its own instance, however old they look', async (t) => {
+  const server = await startTestServer(t);
+  await server.app.services.crashSweeper.stop(); // only the explicit runs below
+  const team = await server.createTeam('Live');
+  const { body, contentType } = multipartBody([{ content: pngLike(MiB), fileName: 'live.png' }]);
+  const request = httpRequest(`${server.baseUrl}${uploadPath(team.teamId)}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${team.key}`, 'content-type': contentType, 'content-length': String(body.length) },
+  });
+  const response = new Promise<number>((resolveStatus, reject) => {
+    request.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolveStatus(res.statusCode ?? 0));
+    });
+    request.on('error', reject);
+  });
+  const half = Math.floor(body.length / 2);
+  request.write(body.subarray(0, half));
+  const instance = { databaseUrl: server.databaseUrl, dataDir: server.dataDir, env: {} };
+  t.ok(
+    await eventually(async () => (await teamStorageState(server.databaseUrl, team.teamId)).reservations === 1 && (await inProgress('fs', instance, '')).length === 1),
+    'the upload holds a reservation and a temp file',
+  );
+  // Two hours from now, everything of the upload looks stale; it is still this instance's.
+  const result = await server.app.services.crashSweeper.runOnce(new Date(Date.now() + 2 * 3_600_000));
+  t.same(result, { reservations: 0, releasedBytes: 0, uploads: 0 }, 'nothing swept');
+  t.equal((await teamStorageState(server.databaseUrl, team.teamId)).reservations, 1);
+  t.equal((await inProgress('fs', instance, '')).length, 1);
+  request.end(body.subarray(half));
+  t.equal(await response, 201, 'the upload lands');
+  t.match(await teamStorageState(server.databaseUrl, team.teamId), { files: 1, reservations: 0, reservedStorage: 0 });
+});
