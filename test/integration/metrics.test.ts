@@ -1,5 +1,4 @@
 import { request as httpRequest, type ClientRequest } from 'node:http';
-import { networkInterfaces } from 'node:os';
 import t from 'tap';
 import { isLoopbackAddress, metricsRoutes } from '../../src/http/routes/metrics-routes.ts';
 import type { HttpRequest } from '../../src/http/types.ts';
@@ -232,20 +231,11 @@ t.test('without METRICS_TOKEN, /metrics answers loopback clients only', async (t
   }
 });
 
-t.test('loopback is recognised in the address forms uWS really gives, and other interfaces are refused', async (t) => {
+t.test('loopback is recognised in the address forms uWS really gives', async (t) => {
   // Listening on "::" (dual stack), an IPv4 client appears as an IPv4-mapped IPv6 address.
   const server = await startTestServer(t, { settings: { HOST: '::' } });
   const status = async (host: string) => (await fetch(`http://${host}:${server.app.port}/metrics`)).status;
   t.equal(await status('127.0.0.1'), 200, 'IPv4 loopback (mapped) is served');
   t.equal(await status('[::1]'), 200, 'IPv6 loopback is served');
-  const external = Object.values(networkInterfaces())
-    .flat()
-    .filter((entry) => entry !== undefined && !entry.internal && !entry.address.startsWith('fe80:'));
-  if (external.length === 0) t.comment('no non-loopback interface here; the refusal is covered by the handler checks above');
-  for (const entry of external) {
-    const host = entry!.family === 'IPv6' ? `[${entry!.address}]` : entry!.address;
-    const response = await fetch(`http://${host}:${server.app.port}/metrics`);
-    t.equal(response.status, 403, `a client on ${entry!.address} is refused`);
-    t.match(await response.json(), { name: 'ForbiddenError', status: 403, messageKey: 'error.forbidden' }, 'with the spec error body');
-  }
+  // Non-loopback clients are covered by the handler checks above: tests send traffic to loopback only.
 });
