@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type ClientRequest } from 'node:http';
 import { connectPg } from './database.ts';
 import type { ApiResponse, TestServer } from './server.ts';
 
@@ -110,4 +110,31 @@ export async function teamStorageState(databaseUrl: string, teamId: string): Pro
   } finally {
     await client.end();
   }
+}
+
+export interface HeldUpload {
+  request: ClientRequest;
+  bodyLength: number;
+  response: Promise<{ status: number; body: any }>;
+  finish(): void;
+}
+
+/** Sends the headers and the first half of a multipart upload, and holds the rest until finish(). */
+export function heldUpload(server: { baseUrl: string }, teamId: string, key: string, content: Buffer): HeldUpload {
+  const { body, contentType } = multipartBody([{ content, fileName: 'held.bin' }]);
+  const request = httpRequest(`${server.baseUrl}${uploadPath(teamId)}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'content-length': String(body.length) },
+  });
+  const response = new Promise<{ status: number; body: any }>((resolve, reject) => {
+    request.on('response', (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    request.on('error', reject);
+  });
+  const half = Math.floor(body.length / 2);
+  request.write(body.subarray(0, half));
+  return { request, bodyLength: body.length, response, finish: () => request.end(body.subarray(half)) };
 }

@@ -1,45 +1,9 @@
-import { request as httpRequest, type ClientRequest } from 'node:http';
 import t from 'tap';
-import { expectError, startTestServer, type TestServer } from '../helpers/server.ts';
-import { multipartBody, send, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
+import { expectError, startTestServer } from '../helpers/server.ts';
+import { heldUpload, multipartBody, send, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
+import { eventually, sleep } from '../helpers/wait.ts';
 
-interface HeldUpload {
-  request: ClientRequest;
-  response: Promise<{ status: number; body: any }>;
-  finish(): void;
-}
-
-/** Sends the headers and the first half of a multipart upload, and holds the rest until finish(). */
-function heldUpload(server: TestServer, teamId: string, key: string, content: Buffer): HeldUpload {
-  const { body, contentType } = multipartBody([{ content, fileName: 'held.bin' }]);
-  const request = httpRequest(`${server.baseUrl}${uploadPath(teamId)}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'content-length': String(body.length) },
-  });
-  const response = new Promise<{ status: number; body: any }>((resolve, reject) => {
-    request.on('response', (res) => {
-      let text = '';
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
-    request.on('error', reject);
-  });
-  const half = Math.floor(body.length / 2);
-  request.write(body.subarray(0, half));
-  return { request, response, finish: () => request.end(body.subarray(half)) };
-}
-
-async function settle(ms = 150): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls until `condition` holds (bounded: the machine may be busy), then returns whether it did. */
-async function eventually(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await settle(20)) {
-    if (condition()) return true;
-  }
-  return condition();
-}
+const settle = (ms = 150) => sleep(ms);
 
 t.test('past UPLOAD_CONCURRENCY and UPLOAD_QUEUE_LIMIT uploads get 503 uploadBusy with Retry-After, and nothing is stored', async (t) => {
   const server = await startTestServer(t, { settings: { UPLOAD_CONCURRENCY: 1, UPLOAD_QUEUE_LIMIT: 1 } });

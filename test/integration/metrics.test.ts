@@ -1,11 +1,11 @@
-import { request as httpRequest, type ClientRequest } from 'node:http';
 import t from 'tap';
 import { isLoopbackAddress, metricsRoutes } from '../../src/http/routes/metrics-routes.ts';
 import type { HttpRequest } from '../../src/http/types.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { StorageError } from '../../src/storage/object-store.ts';
 import { expectError, startTestServer, type TestServer } from '../helpers/server.ts';
-import { multipartBody, send, uploadPath } from '../helpers/uploads.ts';
+import { heldUpload, multipartBody, send, uploadPath } from '../helpers/uploads.ts';
+import { eventually } from '../helpers/wait.ts';
 
 const UPLOAD_FILE = '/v1/cdn/media/:teamId/upload/file';
 const UPLOAD_JSON = '/v1/cdn/media/:teamId/upload';
@@ -44,39 +44,6 @@ async function scrape(server: TestServer, headers: Record<string, string> = {}):
   return { samples: parseExposition(text), text, contentType: response.headers.get('content-type') };
 }
 
-interface HeldUpload {
-  request: ClientRequest;
-  bodyLength: number;
-  response: Promise<{ status: number; body: any }>;
-  finish(): void;
-}
-
-/** Sends the headers and the first half of a multipart upload, and holds the rest until finish() (as admission.test.ts). */
-function heldUpload(server: TestServer, teamId: string, key: string, content: Buffer): HeldUpload {
-  const { body, contentType } = multipartBody([{ content, fileName: 'held.bin' }]);
-  const request = httpRequest(`${server.baseUrl}${uploadPath(teamId)}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'content-length': String(body.length) },
-  });
-  const response = new Promise<{ status: number; body: any }>((resolve, reject) => {
-    request.on('response', (res) => {
-      let text = '';
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
-    request.on('error', reject);
-  });
-  const half = Math.floor(body.length / 2);
-  request.write(body.subarray(0, half));
-  return { request, bodyLength: body.length, response, finish: () => request.end(body.subarray(half)) };
-}
-
-async function eventually(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
-    if (condition()) return true;
-  }
-  return condition();
-}
 
 async function sendMultipart(server: TestServer, teamId: string, key: string, content: Buffer, fileName: string) {
   const { body, contentType } = multipartBody([{ content, fileName }]);
