@@ -1,14 +1,14 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import t from 'tap';
 import { connectPg, createTestDatabase } from '../helpers/database.ts';
+import { api, repo, spawnService, type RunningService } from '../helpers/service-process.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { driverSettings, s3, type Driver } from '../helpers/storage.ts';
 import { MiB, multipartBody, pngLike, teamStorageState, uploadPath } from '../helpers/uploads.ts';
@@ -16,16 +16,8 @@ import { MiB, multipartBody, pngLike, teamStorageState, uploadPath } from '../he
 // Crash safety (issue 6.2): a real instance is SIGKILLed mid-upload; the next start sweeps what it left.
 // Then `storage reconcile` repairs a corrupted storage counter.
 
-const repo = resolve(import.meta.dirname, '../..');
 const AUTH_SECRET = 'crash-sweep-test-operator-secret';
 const execFileAsync = promisify(execFile);
-
-interface Running {
-  child: ChildProcess;
-  port: number;
-  output: string[];
-  exited: Promise<number | null>;
-}
 
 interface Instance {
   databaseUrl: string;
@@ -50,33 +42,8 @@ async function prepareInstance(t: { teardown(fn: () => unknown): void }, driver:
   return { databaseUrl, dataDir, env };
 }
 
-async function startService(t: { teardown(fn: () => unknown): void }, instance: Instance): Promise<Running> {
-  const child = spawn(process.execPath, ['src/main.ts'], { cwd: repo, env: instance.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not become ready:\n${output.join('\n')}`)), 60_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      output.push(line);
-      if (line.includes('"msg":"ready"')) {
-        clearTimeout(timer);
-        resolvePort(JSON.parse(line).port);
-      }
-    });
-    child.stderr!.on('data', (chunk) => output.push(String(chunk)));
-    void exited.then((code) => reject(new Error(`service exited with ${code}:\n${output.join('\n')}`)));
-  });
-  return { child, port, output, exited };
-}
-
-async function api(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as any };
+function startService(t: { teardown(fn: () => unknown): void }, instance: Instance): Promise<RunningService> {
+  return spawnService(t, { env: instance.env });
 }
 
 async function createTeam(port: number, name: string): Promise<{ teamId: string; key: string }> {

@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { api, repo, spawnService } from '../helpers/service-process.ts';
 
 // The newcomer's path: `npm start` with no database server, on the embedded PostgreSQL.
 // It does not depend on TEST_PG_URL, so it runs in the embedded pass only.
@@ -14,7 +13,6 @@ if (process.env.TEST_PG_KIND === 'server') {
   process.exit(0);
 }
 
-const repo = resolve(import.meta.dirname, '../..');
 const dataDir = await mkdtemp(join(tmpdir(), 'media-process-'));
 // The embedded PostgreSQL runs as the postgres user, which must be able to enter DATA_DIR.
 await chmod(dataDir, 0o755);
@@ -22,44 +20,11 @@ t.teardown(() => rm(dataDir, { recursive: true, force: true }));
 
 const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' };
 
-interface Running {
-  child: ChildProcess;
-  port: number;
-  stdout: string[];
-  exited: Promise<number | null>;
-}
-
-async function startService(): Promise<Running> {
-  const child = spawn(process.execPath, ['src/main.ts'], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const stdout: string[] = [];
-  const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
-  const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not become ready:\n${stdout.join('\n')}`)), 60_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      stdout.push(line);
-      if (line.includes('"msg":"ready"')) {
-        clearTimeout(timer);
-        resolvePort(JSON.parse(line).port);
-      }
-    });
-    child.stderr!.on('data', (chunk) => stdout.push(String(chunk)));
-    void exited.then((code) => reject(new Error(`service exited with ${code}:\n${stdout.join('\n')}`)));
-  });
-  return { child, port, stdout, exited };
-}
-
-async function api(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as any };
-}
-
 t.test('npm start on the embedded database: first start, operator route, restart, SIGKILL', async (t) => {
-  const first = await startService();
-  const secretLine = first.stdout.findIndex((line) => line.startsWith('Generated operator secret'));
+  const first = await spawnService(t, { env });
+  const secretLine = first.output.findIndex((line) => line.startsWith('Generated operator secret'));
   t.ok(secretLine >= 0, 'the generated operator secret is printed on first start');
-  const secret = first.stdout[secretLine + 1]!;
+  const secret = first.output[secretLine + 1]!;
   t.equal((await readFile(join(dataDir, 'auth-secret'), 'utf8')).trim(), secret, 'and stored in DATA_DIR');
 
   t.equal((await api(first.port, 'GET', '/healthz')).status, 200);
@@ -79,14 +44,14 @@ t.test('npm start on the embedded database: first start, operator route, restart
   first.child.kill('SIGTERM');
   t.equal(await first.exited, 0, 'SIGTERM exits 0');
 
-  const second = await startService();
-  t.notOk(second.stdout.some((line) => line.startsWith('Generated operator secret')), 'the secret is printed only once');
+  const second = await spawnService(t, { env });
+  t.notOk(second.output.some((line) => line.startsWith('Generated operator secret')), 'the secret is printed only once');
   const again = await api(second.port, 'GET', `/v1/cdn/media/${team.id}`, { authorization: `Bearer ${apiKey.key}` });
   t.equal(again.status, 200, 'data survives a restart');
 
   second.child.kill('SIGKILL');
   await second.exited;
-  const third = await startService();
+  const third = await spawnService(t, { env });
   const afterKill = await api(third.port, 'GET', `/v1/cdn/media/${team.id}`, { authorization: `Bearer ${apiKey.key}` });
   t.equal(afterKill.status, 200, 'the service starts again after SIGKILL left PostgreSQL running');
   third.child.kill('SIGTERM');

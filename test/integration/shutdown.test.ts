@@ -1,25 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
+import { api, spawnService, type RunningService } from '../helpers/service-process.ts';
 import { MiB, multipartBody, pngLike, teamStorageState, uploadPath } from '../helpers/uploads.ts';
 
 // Graceful shutdown (issue 6.3, operator contract "Starting"), against the real process and SIGTERM.
 
-const repo = resolve(import.meta.dirname, '../..');
 const AUTH_SECRET = 'shutdown-test-operator-secret';
 
-interface Running {
-  child: ChildProcess;
-  port: number;
+interface Running extends RunningService {
   dataDir: string;
   databaseUrl: string;
-  output: string[];
-  exited: Promise<number | null>;
 }
 
 async function startService(t: { teardown(fn: () => unknown): void }, settings: Record<string, string> = {}): Promise<Running> {
@@ -31,32 +25,8 @@ async function startService(t: { teardown(fn: () => unknown): void }, settings: 
     PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp',
     DATA_DIR: dataDir, DATABASE_URL: databaseUrl, AUTH_SECRET, PORT: '0', LOG_LEVEL: 'info', ...settings,
   };
-  const child = spawn(process.execPath, ['src/main.ts'], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
-  t.teardown(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not become ready:\n${output.join('\n')}`)), 60_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      output.push(line);
-      if (line.includes('"msg":"ready"')) {
-        clearTimeout(timer);
-        resolvePort(JSON.parse(line).port);
-      }
-    });
-    child.stderr!.on('data', (chunk) => output.push(String(chunk)));
-    void exited.then((code) => reject(new Error(`service exited with ${code}:\n${output.join('\n')}`)));
-  });
-  return { child, port, dataDir, databaseUrl, output, exited };
-}
-
-async function api(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as any };
+  const service = await spawnService(t, { env });
+  return { ...service, dataDir, databaseUrl };
 }
 
 async function createTeam(port: number): Promise<{ teamId: string; key: string }> {
