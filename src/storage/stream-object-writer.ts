@@ -9,6 +9,8 @@ import type { ObjectWriter } from './object-store.ts';
 
 export type WriterState = 'open' | 'finishing' | 'finished' | 'failed' | 'aborted';
 
+const CLEANUP_RETRIES = 9;
+
 export abstract class StreamObjectWriter implements ObjectWriter {
   /** The key as the caller knows it. */
   protected readonly key: string;
@@ -18,6 +20,7 @@ export abstract class StreamObjectWriter implements ObjectWriter {
   #failure: StorageError | null = null;
   #errorListeners: ((error: Error) => void)[] = [];
   #cleanup: Promise<void> | null = null;
+  #cleanupRetries = 0;
   #finishing: Promise<{ size: number; etag: string | null }> | null = null;
   #aborting: Promise<void> | null = null;
 
@@ -137,15 +140,28 @@ export abstract class StreamObjectWriter implements ObjectWriter {
     await this.#runCleanup();
   }
 
-  /** One clean-up at a time; a failed one is run again by the next abort(). */
+  /** One clean-up at a time; a failed one is run again by the next abort() and, meanwhile, in the background. */
   #runCleanup(): Promise<void> {
     if (!this.#cleanup) {
       const attempt = this.cleanUp();
       this.#cleanup = attempt;
       attempt.catch(() => {
         if (this.#cleanup === attempt) this.#cleanup = null;
+        this.#retryCleanupLater();
       });
     }
     return this.#cleanup;
+  }
+
+  /**
+   * Storage that failed mid-upload is often back within seconds, while the
+   * crash sweeper only looks at leftovers minutes old: retry the clean-up with
+   * backoff (about five minutes in all), without keeping the process alive.
+   */
+  #retryCleanupLater(): void {
+    if (this.#cleanupRetries >= CLEANUP_RETRIES) return;
+    const delay = Math.min(1_000 * 2 ** this.#cleanupRetries, 60_000);
+    this.#cleanupRetries++;
+    setTimeout(() => void this.#runCleanup().catch(() => undefined), delay).unref();
   }
 }
