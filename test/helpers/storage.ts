@@ -28,7 +28,8 @@ export function driverSettings(driver: Driver): Partial<Record<SettingName, unkn
 }
 
 let client: S3Client | null = null;
-function s3Client(): S3Client {
+/** A client straight to the test S3 server, bypassing the service; closed by closeS3Client(). */
+export function s3Client(): S3Client {
   client ??= new S3Client({
     endpoint: s3.endpoint,
     region: s3.region,

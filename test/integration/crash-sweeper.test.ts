@@ -5,13 +5,14 @@ import { request as httpRequest, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import t from 'tap';
 import { connectPg, createTestDatabase } from '../helpers/database.ts';
 import { api, repo, spawnService, type RunningService } from '../helpers/service-process.ts';
 import { startTestServer } from '../helpers/server.ts';
-import { driverSettings, s3, type Driver } from '../helpers/storage.ts';
+import { closeS3Client, driverSettings, s3, s3Client, type Driver } from '../helpers/storage.ts';
 import { MiB, multipartBody, pngLike, teamStorageState, uploadPath } from '../helpers/uploads.ts';
+import { eventually } from '../helpers/wait.ts';
 
 // Crash safety (issue 6.2): a real instance is SIGKILLed mid-upload; the next start sweeps what it left.
 // Then `storage reconcile` repairs a corrupted storage counter.
@@ -76,24 +77,7 @@ function heldUpload(port: number, teamId: string, key: string, content: Buffer):
   return request;
 }
 
-async function eventually(condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<boolean> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-    if (await condition()) return true;
-  }
-  return condition();
-}
-
-let client: S3Client | null = null;
-function s3Client(): S3Client {
-  client ??= new S3Client({
-    endpoint: s3.endpoint,
-    region: s3.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-  });
-  return client;
-}
-t.teardown(() => client?.destroy());
+t.teardown(closeS3Client);
 
 /** Temp files (fs) or multipart uploads under the instance's prefix (s3). */
 async function inProgress(driver: Driver, instance: Instance, keyPrefix: string): Promise<string[]> {
@@ -134,7 +118,7 @@ for (const driver of ['fs', 's3'] as const) {
     // 24 MiB held at half: past the unreserved size (reservation) and past an 8 MiB S3 part (a multipart upload exists).
     const held = heldUpload(first.port, team.teamId, team.key, pngLike(24 * MiB));
     t.ok(
-      await eventually(async () => (await teamStorageState(instance.databaseUrl, team.teamId)).reservations === 1 && (await inProgress(driver, instance, keyPrefix)).length === 1),
+      await eventually(async () => (await teamStorageState(instance.databaseUrl, team.teamId)).reservations === 1 && (await inProgress(driver, instance, keyPrefix)).length === 1, 20_000),
       'the held upload has a reservation and an in-progress write',
     );
     first.child.kill('SIGKILL');
@@ -150,11 +134,11 @@ for (const driver of ['fs', 's3'] as const) {
     await new Promise((r) => setTimeout(r, 1500)); // older than CRASH_SWEEP_MIN_AGE_SECONDS
     const second = await startService(t, instance);
     t.ok(
-      await eventually(async () => (await teamStorageState(instance.databaseUrl, team.teamId)).reservations === 0 && (await inProgress(driver, instance, keyPrefix)).length === 0),
+      await eventually(async () => (await teamStorageState(instance.databaseUrl, team.teamId)).reservations === 0 && (await inProgress(driver, instance, keyPrefix)).length === 0, 20_000),
       'the next start swept the reservation and the in-progress write',
     );
     t.match(await teamStorageState(instance.databaseUrl, team.teamId), { files: 0, usedStorage: 0, reservedStorage: 0, reservations: 0 }, 'nothing reserved or counted');
-    t.ok(await eventually(async () => second.output.some((line) => line.includes('crash sweep cleaned up'))), 'the sweep logged what it cleaned');
+    t.ok(await eventually(async () => second.output.some((line) => line.includes('crash sweep cleaned up')), 20_000), 'the sweep logged what it cleaned');
 
     // The instance serves normally afterwards.
     t.equal(await upload(second.port, team.teamId, team.key, pngLike(3000)), 201);
@@ -217,7 +201,7 @@ t.test('a sweep leaves alone the uploads running in its own instance, however ol
   request.write(body.subarray(0, half));
   const instance = { databaseUrl: server.databaseUrl, dataDir: server.dataDir, env: {} };
   t.ok(
-    await eventually(async () => (await teamStorageState(server.databaseUrl, team.teamId)).reservations === 1 && (await inProgress('fs', instance, '')).length === 1),
+    await eventually(async () => (await teamStorageState(server.databaseUrl, team.teamId)).reservations === 1 && (await inProgress('fs', instance, '')).length === 1, 20_000),
     'the upload holds a reservation and a temp file',
   );
   // Two hours from now, everything of the upload looks stale; it is still this instance's.

@@ -6,6 +6,7 @@ import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
 import { api, spawnService, type RunningService } from '../helpers/service-process.ts';
 import { MiB, multipartBody, pngLike, teamStorageState, uploadPath } from '../helpers/uploads.ts';
+import { eventually } from '../helpers/wait.ts';
 
 // Graceful shutdown (issue 6.3, operator contract "Starting"), against the real process and SIGTERM.
 
@@ -59,13 +60,6 @@ function heldUpload(port: number, teamId: string, key: string, content: Buffer):
   const half = Math.floor(body.length / 2);
   request.write(body.subarray(0, half));
   return { request, response, finish: () => request.end(body.subarray(half)) };
-}
-
-async function eventually(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 25))) {
-    if (await condition()) return true;
-  }
-  return condition();
 }
 
 const tempFiles = (dataDir: string) => readdir(join(dataDir, 'files', '.uploads')).catch(() => [] as string[]);
