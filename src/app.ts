@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import { AUTH_CHANGES_CHANNEL } from './auth/auth-changes.ts';
@@ -149,6 +150,9 @@ export class Backend {
   }
 }
 
+/** Per request, what a paused body holds in memory before spooling to disk (two uWS reads). */
+const BODY_MEMORY_BYTES = 1024 * 1024;
+
 /**
  * The running service: listens first (so /healthz can answer 503 while the
  * database starts), then opens the backend and mounts the routes.
@@ -175,6 +179,7 @@ export class Application {
       admit: (request) => {
         if (this.lifecycle !== 'ready' && request.path !== '/healthz') throw serviceUnavailable(`The service is ${this.lifecycle}`);
       },
+      bodyBuffering: { memoryBytes: BODY_MEMORY_BYTES, spoolDirectory: join(config.dataDir, 'spool') },
     });
   }
 

@@ -23,6 +23,10 @@ export interface Config {
       forcePathStyle: boolean;
       /** Every object and multipart upload of the service lives under it; the sweeper touches nothing else. */
       keyPrefix: string;
+      /** Multipart part size in bytes; each part in flight holds one in memory. */
+      partSize: number;
+      /** Parts of one upload sent at once. */
+      queueSize: number;
     };
   };
   cdnUrl: string | null;
@@ -135,6 +139,8 @@ function toConfig(values: SettingValues, cwd: string): Config {
         secretAccessKey: values.S3_SECRET_ACCESS_KEY,
         forcePathStyle: values.S3_FORCE_PATH_STYLE,
         keyPrefix: values.S3_KEY_PREFIX,
+        partSize: values.S3_PART_SIZE_MIB * 1024 * 1024,
+        queueSize: values.S3_PARTS_IN_FLIGHT,
       },
     },
     cdnUrl: values.CDN_URL?.replace(/\/+$/, '') ?? null,

@@ -43,6 +43,8 @@ export const settings = {
   S3_SECRET_ACCESS_KEY: setting(z.string().min(1).nullable(), 'a secret access key, or unset for the AWS default chain'),
   S3_FORCE_PATH_STYLE: setting(boolean, 'true or false'),
   S3_KEY_PREFIX: setting(z.string().regex(/^([A-Za-z0-9_.-]+\/)*$/), 'a key prefix ending in / (such as "media-service/"), or empty'),
+  S3_PART_SIZE_MIB: setting(integer(5, 5120), 'an integer from 5 to 5120 (MiB; S3 parts are at least 5 MiB)'),
+  S3_PARTS_IN_FLIGHT: setting(integer(1, 64), 'an integer from 1 to 64'),
   CDN_URL: setting(httpUrl.nullable(), 'an http(s) URL, or unset to serve files from this service'),
   CDN_PURGE_URL: setting(httpUrl.nullable(), 'an http(s) URL that receives POST {"urls": [...]} to purge the CDN, or unset for no purging'),
   REDIS_URL: setting(redisUrl.nullable(), 'a redis:// URL, or unset for in-process rate limits'),

@@ -1,4 +1,5 @@
-import { badRequest, payloadTooLarge } from '../errors/errors.ts';
+import { badRequest, payloadTooLarge, serviceUnavailable } from '../errors/errors.ts';
+import { BodySpool } from './body-spool.ts';
 
 /** What the transport underneath a body can do: uWS in the service, a stub in unit tests. */
 export interface BodySource {
@@ -20,28 +21,55 @@ export class ClientAbortedError extends Error {
   }
 }
 
+/** How a body holds what arrives while it is paused. */
+export interface BodyBuffering {
+  /** Bytes held in memory; beyond them, further chunks go to a spool file until the backlog drains. */
+  memoryBytes: number;
+  /** Where spool files are created (and unlinked at once). */
+  spoolDirectory: string;
+}
+
+/** Read-back size from a spool: large enough to keep storage writes efficient. */
+const SPOOL_READ_BYTES = 512 * 1024;
+
 /**
  * A request body as it arrives. The transport pushes chunks in; one consumer
- * takes them out. Until a consumer attaches, the socket stays paused and the few
- * chunks already in flight are held, so nothing is read that a refusal would
- * have to discard.
+ * takes them out, and may pause and resume the flow. Until a consumer attaches,
+ * the socket stays paused and the few chunks already in flight are held, so
+ * nothing is read that a refusal would have to discard.
+ *
+ * A paused transport may still deliver (uWS reads on while its receive buffer
+ * fills up, see BodySpool): such chunks form a backlog, in memory up to
+ * `memoryBytes` and then in a spool file, that is handed over in order when the
+ * consumer resumes, before the socket is resumed. Without `buffering` the whole
+ * backlog stays in memory (unit tests).
  */
 export class RequestBody {
   /** Declared Content-Length, or null for a chunked body. */
   readonly declaredLength: number | null;
   private readonly source: BodySource;
-  private pending: Buffer[] = [];
+  private readonly buffering: BodyBuffering | null;
+  private readonly hasBody: boolean;
   private consumer: BodyConsumer | null = null;
+  /** The backlog: oldest in `queue`, newer ones in `spool`. */
+  private queue: Buffer[] = [];
+  private queuedBytes = 0;
+  private spool: BodySpool | null = null;
+  private readingSpool = false;
+  private consumerPaused = false;
+  private sourcePaused = false;
   private ended = false;
+  private endDelivered = false;
+  private discarded = false;
   private abortReason: Error | null = null;
   private received = 0;
-  private readonly hasBody: boolean;
 
-  constructor(source: BodySource, declaredLength: number | null, hasBody: boolean) {
+  constructor(source: BodySource, declaredLength: number | null, hasBody: boolean, buffering: BodyBuffering | null = null) {
     this.source = source;
     this.declaredLength = declaredLength;
     this.hasBody = hasBody;
-    if (hasBody) source.pause();
+    this.buffering = buffering;
+    if (hasBody) this.pauseSource();
     else this.ended = true;
   }
 
@@ -58,35 +86,51 @@ export class RequestBody {
     return this.abortReason !== null;
   }
 
+  /** Bytes received but not yet handed to the consumer. */
+  get backlogBytes(): number {
+    return this.queuedBytes + (this.spool?.pending ?? 0);
+  }
+
   // ---- transport side ----
 
-  push(data: Buffer, isLast: boolean): void {
+  /** `data` may be the transport's own memory: it is copied (or spooled) before this returns. */
+  push(data: Uint8Array, isLast: boolean): void {
     this.received += data.length;
-    if (this.consumer) {
-      if (data.length > 0) this.consumer.chunk(data);
-    } else if (data.length > 0) {
-      this.pending.push(data);
+    if (data.length > 0 && !this.abortReason && !this.discarded) {
+      if (this.consumer && !this.consumerPaused && this.backlogBytes === 0) this.consumer.chunk(Buffer.from(data));
+      else this.hold(data);
     }
     if (isLast) {
       this.ended = true;
-      this.consumer?.end();
+      this.flush();
     }
   }
 
+  /** The transport failed (the client left); ignored once the whole body has arrived. */
   fail(reason: Error): void {
     if (this.abortReason || this.ended) return;
     this.abortReason = reason;
+    this.dropBacklog();
     this.consumer?.abort(reason);
   }
 
   // ---- consumer side ----
 
   pause(): void {
-    this.source.pause();
+    this.consumerPaused = true;
+    this.pauseSource();
   }
 
   resume(): void {
-    this.source.resume();
+    this.consumerPaused = false;
+    this.flush();
+  }
+
+  /** The rest of the body will not be read (the response closes the connection): drops the backlog and what still arrives. */
+  discard(): void {
+    this.discarded = true;
+    this.dropBacklog();
+    this.pauseSource();
   }
 
   /** Attaches the one consumer and starts the flow of chunks. */
@@ -97,12 +141,89 @@ export class RequestBody {
       consumer.abort(this.abortReason);
       return;
     }
-    const pending = this.pending;
-    this.pending = [];
-    for (const chunk of pending) consumer.chunk(chunk);
+    this.flush();
+  }
+
+  private hold(data: Uint8Array): void {
+    const spooling = (this.spool?.pending ?? 0) > 0;
+    if (!this.buffering || (!spooling && this.queuedBytes + data.length <= this.buffering.memoryBytes)) {
+      this.queue.push(Buffer.from(data));
+      this.queuedBytes += data.length;
+      return;
+    }
+    try {
+      this.spool ??= BodySpool.open(this.buffering.spoolDirectory);
+      this.spool.append(data);
+    } catch (error) {
+      this.fail(serviceUnavailable('The upload could not be buffered; try again.', 5, error));
+    }
+  }
+
+  /** Hands the backlog to the consumer while it is not paused; then resumes the socket or ends. */
+  private flush(): void {
+    const consumer = this.consumer;
+    if (!consumer || this.abortReason || this.readingSpool || this.endDelivered) return;
+    while (!this.consumerPaused && this.queue.length > 0) {
+      const chunk = this.queue.shift()!;
+      this.queuedBytes -= chunk.length;
+      consumer.chunk(chunk);
+      if (this.abortReason) return;
+    }
+    if (this.consumerPaused) return;
+    if (this.spool && this.spool.pending > 0) {
+      this.readSpool(this.spool);
+      return;
+    }
     // Resume even when the body already ended: the socket serves the next keep-alive request.
-    if (this.hasBody) this.source.resume();
-    if (this.ended) consumer.end();
+    if (this.hasBody && !this.discarded) this.resumeSource();
+    if (this.ended) {
+      this.endDelivered = true;
+      this.closeSpool();
+      consumer.end();
+    }
+  }
+
+  private readSpool(spool: BodySpool): void {
+    this.readingSpool = true;
+    spool.read(SPOOL_READ_BYTES).then(
+      (data) => {
+        this.readingSpool = false;
+        if (this.abortReason || this.discarded) return;
+        if (data.length > 0) {
+          // Older than anything else in the backlog, so it goes first.
+          this.queue.unshift(data);
+          this.queuedBytes += data.length;
+        }
+        this.flush();
+      },
+      (error: unknown) => {
+        this.readingSpool = false;
+        this.fail(serviceUnavailable('The upload could not be buffered; try again.', 5, error));
+      },
+    );
+  }
+
+  private dropBacklog(): void {
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.closeSpool();
+  }
+
+  private closeSpool(): void {
+    this.spool?.close();
+    this.spool = null;
+  }
+
+  private pauseSource(): void {
+    if (this.sourcePaused) return;
+    this.sourcePaused = true;
+    this.source.pause();
+  }
+
+  private resumeSource(): void {
+    if (!this.sourcePaused) return;
+    this.sourcePaused = false;
+    this.source.resume();
   }
 
   /** Reads the whole body into memory; only for small bodies bounded by `limit`. */
@@ -118,7 +239,7 @@ export class RequestBody {
           size += data.length;
           if (size > limit) {
             done = true;
-            this.source.pause();
+            this.discard();
             reject(payloadTooLarge(limit));
             return;
           }

@@ -6,7 +6,7 @@ import {
 } from 'uWebSockets.js';
 import { badRequest, toServiceError } from '../errors/errors.ts';
 import type { ServiceError } from '../errors/service-error.ts';
-import { ClientAbortedError, RequestBody } from './request-body.ts';
+import { ClientAbortedError, RequestBody, type BodyBuffering } from './request-body.ts';
 import type { Router } from './router.ts';
 import type { HttpRequest, HttpResult, StreamBody } from './types.ts';
 
@@ -30,6 +30,8 @@ export interface HttpServerOptions {
    * the matched route's pattern (UNROUTED when none), the status, and the error's messageKey.
    */
   onResponse?: (route: string, status: number, messageKey: string | null) => void;
+  /** Where bodies keep what arrives while they are paused; unset keeps it all in memory. */
+  bodyBuffering?: BodyBuffering;
 }
 
 /** The route of a response that no route produced (refused before routing, 404, 405). */
@@ -47,6 +49,7 @@ export class HttpServer {
   private readonly logger: Logger;
   private readonly admit: (request: HttpRequest) => void;
   private readonly onResponse: (route: string, status: number, messageKey: string | null) => void;
+  private readonly bodyBuffering: BodyBuffering | null;
   /** Requests between their arrival and the end of their response. */
   private inFlight = 0;
   private onIdle: (() => void) | null = null;
@@ -56,6 +59,7 @@ export class HttpServer {
     this.logger = options.logger;
     this.admit = options.admit ?? (() => undefined);
     this.onResponse = options.onResponse ?? (() => undefined);
+    this.bodyBuffering = options.bodyBuffering ?? null;
     this.app = App();
     this.app.any('/*', (res, req) => this.onRequest(res, req));
   }
@@ -119,15 +123,15 @@ export class HttpServer {
     const exchange = new Exchange(res, this.logger.child({ requestId: id }));
     const declared = parseContentLength(headers['content-length']);
     const hasBody = (declared.value ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
-    const body = new RequestBody(exchange, declared.value, hasBody);
+    const body = new RequestBody(exchange, declared.value, hasBody, this.bodyBuffering);
     res.onAborted(() => {
       exchange.aborted = true;
       exchange.controller.abort();
       body.fail(new ClientAbortedError());
     });
     res.onData((chunk, isLast) => {
-      // uWS reuses the chunk's memory after this callback returns: copy it.
-      body.push(Buffer.from(new Uint8Array(chunk)), isLast);
+      // uWS reuses the chunk's memory after this callback returns: push() copies or spools it.
+      body.push(new Uint8Array(chunk), isLast);
     });
 
     const request: HttpRequest = {
@@ -217,6 +221,7 @@ class Exchange {
     const payload = result.body === undefined ? undefined : JSON.stringify(result.body);
     // A body we did not read to the end cannot stay on a keep-alive connection.
     const closeConnection = !request.body.complete;
+    if (closeConnection) request.body.discard();
     const res = this.res;
     // A paused socket would never read the next request of a keep-alive connection.
     if (this.paused && !closeConnection) this.resume();
@@ -245,6 +250,7 @@ class Exchange {
     const res = this.res;
     const total = stream.length;
     const closeConnection = !request.body.complete;
+    if (closeConnection) request.body.discard();
     if (this.paused && !closeConnection) this.resume();
     const bodyless = request.method === 'HEAD' || total === 0 || result.status === 204 || result.status === 304;
     res.cork(() => {

@@ -63,6 +63,8 @@ t.test('defaults come from config/default.json', (t) => {
     secretAccessKey: null,
     forcePathStyle: false,
     keyPrefix: '',
+    partSize: 5 * 1024 * 1024,
+    queueSize: 1,
   });
   t.equal(config.cdnUrl, null);
   t.equal(config.cdnPurgeUrl, null);

@@ -1,7 +1,10 @@
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { ClientAbortedError, RequestBody } from '../../src/http/request-body.ts';
 import type { BodyConsumer, BodySource } from '../../src/http/request-body.ts';
+import { eventually } from '../helpers/wait.ts';
 
 /** A transport stub: records pause()/resume() in one shared log, in call order. */
 class FakeSource implements BodySource {
@@ -77,11 +80,56 @@ t.test('a body that ended before consume is delivered whole, and the socket resu
   t.end();
 });
 
-t.test('pause() and resume() pass through to the source', (t) => {
+t.test('pause() and resume() reach the source once a consumer takes the bytes', (t) => {
   const { source, body: b } = body(null);
   b.resume();
+  t.same(source.log, ['pause'], 'nothing resumes before a consumer attaches');
+  b.consume(recorder([]));
   b.pause();
-  t.same(source.log, ['pause', 'resume', 'pause']);
+  b.pause();
+  b.resume();
+  t.same(source.log, ['pause', 'resume', 'pause', 'resume'], 'each change once');
+  t.end();
+});
+
+t.test('chunks a paused transport still delivers are held and handed over in order on resume', (t) => {
+  const { source, body: b } = body(null);
+  b.consume(recorder(source.log));
+  b.pause();
+  b.push(buf('late1'), false);
+  b.push(buf('late2'), true);
+  t.same(source.log, ['pause', 'resume', 'pause'], 'nothing reaches a paused consumer');
+  t.equal(b.backlogBytes, 10);
+  b.resume();
+  t.same(source.log, ['pause', 'resume', 'pause', 'chunk:late1', 'chunk:late2', 'resume', 'end'], 'backlog, then the socket, then end');
+  t.equal(b.backlogBytes, 0);
+  t.end();
+});
+
+t.test('a consumer that pauses while taking the backlog stops it there', (t) => {
+  const { source, body: b } = body(null);
+  const log = source.log;
+  b.consume({ chunk: (data) => { log.push(`chunk:${data}`); if (String(data) === 'a') b.pause(); }, end: () => log.push('end'), abort: () => log.push('abort') });
+  b.pause();
+  for (const text of ['a', 'b', 'c']) b.push(buf(text), false);
+  b.resume();
+  t.same(log.slice(3), ['chunk:a'], 'stopped after the chunk that paused');
+  b.resume();
+  t.same(log.slice(3), ['chunk:a', 'chunk:b', 'chunk:c', 'resume']);
+  t.end();
+});
+
+t.test('push() copies the transport memory it is given', (t) => {
+  const { body: b } = body(null);
+  const received: Buffer[] = [];
+  b.consume({ chunk: (data) => received.push(data), end: () => undefined, abort: () => undefined });
+  const transport = new Uint8Array(Buffer.from('first'));
+  b.push(transport, false);
+  b.pause();
+  b.push(transport, false);
+  transport.fill(0x7a);
+  b.resume();
+  t.same(received.map(String), ['first', 'first'], 'neither the delivered nor the held chunk changed with the transport buffer');
   t.end();
 });
 
@@ -239,4 +287,79 @@ t.test('consuming twice throws', async (t) => {
   const read = body(null, false).body;
   await read.bytes(10);
   await t.rejects(read.bytes(10), { message: 'request body is already being consumed' }, 'a body can be read only once');
+});
+
+t.test('with buffering, a backlog past memoryBytes goes to an unlinked spool file and comes back in order', async (t) => {
+  const spoolDirectory = t.testdir();
+  const source = new FakeSource();
+  const b = new RequestBody(source, null, true, { memoryBytes: 8, spoolDirectory });
+  const received: string[] = [];
+  let ended = false;
+  b.consume({ chunk: (data) => received.push(data.toString('utf8')), end: () => (ended = true), abort: () => t.fail('no abort') });
+  b.pause();
+  const sent = Array.from({ length: 50 }, (_, i) => `chunk-${i};`);
+  for (const text of sent) b.push(buf(text), false);
+  t.equal(b.backlogBytes, sent.join('').length, 'everything is held');
+  t.same(readdirSync(spoolDirectory), [], 'the spool file is unlinked as soon as it is opened');
+  b.resume();
+  t.same(received, [sent[0]], 'the in-memory part is handed over at once');
+  b.push(buf('after;'), true); // arrives while the spool is read back: it must queue behind it
+  await eventually(() => ended);
+  t.equal(received.join(''), sent.join('') + 'after;', 'every byte, in order');
+  t.equal(b.backlogBytes, 0);
+  t.same(source.log, ['pause', 'resume', 'pause', 'resume'], 'the socket resumes only once the backlog is gone');
+});
+
+t.test('pausing while the spool is read back holds the rest until the next resume', async (t) => {
+  const b = new RequestBody(new FakeSource(), null, true, { memoryBytes: 0, spoolDirectory: t.testdir() });
+  const received: string[] = [];
+  b.consume({ chunk: (data) => { received.push(data.toString('utf8')); b.pause(); }, end: () => received.push('<end>'), abort: () => undefined });
+  b.pause();
+  for (const text of ['x'.repeat(600 * 1024), 'tail']) b.push(buf(text), false);
+  b.push(buf(''), true);
+  b.resume();
+  await eventually(() => received.length === 1);
+  t.equal(received[0]!.length, 512 * 1024, 'one read-back chunk, then the consumer paused');
+  await tick();
+  t.equal(received.length, 1, 'nothing more while paused');
+  for (let i = 0; i < 3 && !received.includes('<end>'); i++) {
+    b.resume();
+    await eventually(() => received.length > i + 1);
+  }
+  t.equal(received.slice(0, -1).join(''), 'x'.repeat(600 * 1024) + 'tail');
+  t.equal(received.at(-1), '<end>');
+});
+
+t.test('fail() and discard() drop a spooled backlog; later pushes are ignored', async (t) => {
+  for (const stop of ['fail', 'discard'] as const) {
+    const log: string[] = [];
+    const b = new RequestBody(new FakeSource(), null, true, { memoryBytes: 0, spoolDirectory: t.testdir() });
+    b.consume(recorder(log));
+    b.pause();
+    b.push(buf('spooled'), false);
+    if (stop === 'fail') b.fail(new ClientAbortedError());
+    else b.discard();
+    t.equal(b.backlogBytes, 0, `${stop}: backlog dropped`);
+    b.push(buf('more'), false);
+    b.resume();
+    await tick();
+    t.same(log, stop === 'fail' ? ['abort:ClientAbortedError'] : [], `${stop}: nothing is delivered afterwards`);
+    t.equal(b.bytesReceived, 11, 'still counted as received');
+  }
+});
+
+t.test('a spool that cannot be created fails the body with a 503', (t) => {
+  const blocker = join(t.testdir(), 'not-a-directory');
+  writeFileSync(blocker, '');
+  const b = new RequestBody(new FakeSource(), null, true, { memoryBytes: 0, spoolDirectory: join(blocker, 'spool') });
+  const log: string[] = [];
+  let reason: Error | null = null;
+  b.consume({ chunk: () => log.push('chunk'), end: () => log.push('end'), abort: (error) => (reason = error) });
+  b.pause();
+  b.push(buf('data'), false);
+  t.type(reason, ServiceError);
+  t.equal((reason as unknown as ServiceError).status, 503);
+  t.equal(b.aborted, true);
+  t.same(log, []);
+  t.end();
 });

@@ -10,15 +10,18 @@
 // lib-storage briefly holds one more while it concatenates the gathered chunks into a part (the
 // leftover after a cut also keeps the previous part's buffer alive until the next cut); the
 // PassThrough holds up to highWaterMark on each of its two sides before write() returns false.
-// With the defaults (8 MiB parts, queueSize 2, 1 MiB highWaterMark) that is about 34 MiB for a
-// large upload (measured: live Buffer memory peaked 35.6 MiB above the baseline during a 128 MiB
-// upload to RGW); a 2 MB screenshot never holds more than its own size plus the PassThrough.
-// queueSize 2 rather than lib-storage's 4: 16 MiB less per large upload, and against a local RGW
-// 1, 2 and 4 parts in flight measured the same (75-150 MiB/s, noise larger than the difference).
+// With the defaults (5 MiB parts, queueSize 1, 1 MiB highWaterMark) that is about 17 MiB for a
+// large upload; a 2 MB screenshot never holds more than its own size plus the PassThrough. Dead
+// part buffers are external memory that V8 frees only at its next full GC (up to ~64 MiB later),
+// so RSS rises by more than the live bytes: a 250 MB upload from a loopback client raised RSS by
+// 33-36 MB with these defaults, 59-68 MB with 5 MiB x 2 and 67-98 MB with 8 MiB x 2 (RGW on the
+// same machine; the 64 MB budget is in README "Performance"). Against that local RGW 1, 2 and 4
+// parts in flight moved bytes at the same speed; a distant S3 with a long round trip per part
+// wants more (S3_PARTS_IN_FLIGHT), at one part of memory each.
 //
-// Part size: 8 MiB by default (S3's minimum is 5 MiB); grown, in whole MiB, for an `expectedSize`
-// that would need more than 9,000 parts, so the upload stays below S3's 10,000-part limit with
-// headroom if the body turns out somewhat larger than announced (a 250 MB video takes 30 parts).
+// Part size: 5 MiB by default (S3's minimum); grown, in whole MiB, for an `expectedSize` that
+// would need more than 9,000 parts, so the upload stays below S3's 10,000-part limit with
+// headroom if the body turns out somewhat larger than announced (a 250 MB video takes 48 parts).
 //
 // Clean-up: every request of a writer goes through a per-writer wrapper of the client that adds
 // the writer's abort signal, remembers the UploadId and whether the object may already exist, and
@@ -69,9 +72,9 @@ export interface S3ObjectStoreOptions {
    * uploads under it, so give the service its own prefix when the bucket is shared.
    */
   keyPrefix?: string;
-  /** Minimum part size in bytes (default 8 MiB, at least 5 MiB). */
+  /** Minimum part size in bytes (default 5 MiB, at least 5 MiB). */
   partSize?: number;
-  /** Parts uploaded in parallel per writer (default 2). */
+  /** Parts uploaded in parallel per writer (default 1). */
   queueSize?: number;
   /** Bytes queued in a writer's PassThrough before write() returns false (default 1 MiB). */
   highWaterMark?: number;
@@ -83,11 +86,11 @@ export interface S3ObjectStoreOptions {
 
 const MiB = 1024 * 1024;
 export const MIN_PART_SIZE = 5 * MiB;
-export const DEFAULT_PART_SIZE = 8 * MiB;
+export const DEFAULT_PART_SIZE = 5 * MiB;
 const MAX_PART_SIZE = 5 * 1024 * MiB;
 /** S3 allows 10,000 parts; aim for 9,000 so a body larger than announced still fits. */
 const TARGET_MAX_PARTS = 9_000;
-export const DEFAULT_QUEUE_SIZE = 2;
+export const DEFAULT_QUEUE_SIZE = 1;
 const DEFAULT_HIGH_WATER_MARK = MiB;
 const DEFAULT_MAX_SOCKETS = 64;
 /** How long abort() keeps checking that the key's multipart uploads are really gone. */
