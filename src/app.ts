@@ -39,6 +39,11 @@ import { HttpServer } from './http/server.ts';
 import type { Logger } from './logging/logger.ts';
 import { metricsRoutes } from './http/routes/metrics-routes.ts';
 import { Metrics } from './observability/metrics.ts';
+import { AutomationDispatcher } from './automations/dispatcher.ts';
+import { AUTOMATION_EVENTS_CHANNEL } from './domain/automations/automation-channel.ts';
+import { AutomationService } from './domain/automations/automation.service.ts';
+import { automationRoutes } from './http/routes/automations/automation-routes.ts';
+import { automationAdminRoutes } from './http/routes/admin/automation-admin-routes.ts';
 
 /** After the grace period, how long aborted uploads and the responses still being written may take. */
 const ABORT_WAIT_MS = 10_000;
@@ -62,6 +67,10 @@ export interface Services {
   folderSweeper: FolderRuleSweeper;
   /** Leftovers of crashed uploads (issue 6.2); started by Application, runOnce() callable directly. */
   crashSweeper: CrashSweeper;
+  /** Automations (webhook targets) and their deliveries. */
+  automations: AutomationService;
+  /** Delivers outbox events to automations; started by Application (never by the CLI). */
+  automationDispatcher: AutomationDispatcher;
 }
 
 /** Database, migrations, seed data and the domain services: what both the server and the CLI need. */
@@ -105,6 +114,9 @@ export class Backend {
         orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teams, media,
         idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
       });
+      const automationDispatcher = new AutomationDispatcher({
+        orm, logger: logger.child({ component: 'automations' }), settings: config.automations,
+      });
       const services: Services = {
         orm,
         authenticator,
@@ -128,6 +140,10 @@ export class Backend {
           orm, store, logger: logger.child({ component: 'crash-sweep' }), minAgeSeconds: config.crashSweepMinAgeSeconds,
           liveUploads: () => uploads.liveUploads(),
         }),
+        automations: new AutomationService({
+          orm, allowPrivateTargets: config.automations.allowPrivateTargets, wake: () => automationDispatcher.wake(),
+        }),
+        automationDispatcher,
       };
       services.metrics.observe({ gate: services.gate, pool });
       return new Backend(services, databaseUrl, embedded);
@@ -142,6 +158,7 @@ export class Backend {
     this.services.metrics.close();
     await this.services.folderSweeper.stop();
     await this.services.crashSweeper.stop();
+    await this.services.automationDispatcher.stop();
     await this.services.rateLimiter.close();
     await this.services.pool.close();
     await this.services.store.close();
@@ -166,6 +183,7 @@ export class Application {
   private backend: Backend | null = null;
   private servedTraffic: ServedTrafficCounter | null = null;
   private listener: NotificationListener | null = null;
+  private automationListener: NotificationListener | null = null;
   private boundPort = 0;
 
   constructor(config: Config, logger: Logger) {
@@ -216,6 +234,15 @@ export class Application {
         onReconnect: () => services.authenticator.invalidateAll(),
       });
       await this.listener.start();
+      // Outbox commits (any instance) wake this instance's dispatcher at once.
+      this.automationListener = new NotificationListener({
+        databaseUrl: this.backend.databaseUrl,
+        channel: AUTOMATION_EVENTS_CHANNEL,
+        logger: this.logger,
+        onNotification: () => services.automationDispatcher.wake(),
+        onReconnect: () => services.automationDispatcher.wake(),
+      });
+      await this.automationListener.start();
       const routes = [
         ...adminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...mediaRoutes(services),
@@ -225,10 +252,13 @@ export class Application {
         ...libraryRoutes(services, this.config),
         ...mediaEditRoutes(services, this.config, this.logger),
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
+        ...automationRoutes(services, this.config),
+        ...automationAdminRoutes({ automations: services.automations, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
       ];
       for (const route of routes) this.router.add(route);
       services.folderSweeper.start();
       services.crashSweeper.start();
+      services.automationDispatcher.start();
       this.lifecycle = 'ready';
       this.logger.info({ port: this.boundPort }, 'ready');
     } catch (error) {
@@ -248,6 +278,8 @@ export class Application {
    */
   async stop(): Promise<void> {
     this.lifecycle = 'draining';
+    // Claims nothing more from now on; deliveries in flight finish (bounded by their timeout) while uploads drain.
+    const automationsStopped = this.backend?.services.automationDispatcher.stop();
     if (this.backend) {
       const { gate, uploads } = this.backend.services;
       gate.close();
@@ -261,6 +293,8 @@ export class Application {
     this.server.stopListening();
     if (!(await this.server.idle(RESPONSE_WAIT_MS))) this.logger.warn('closing connections with responses still being written');
     await this.listener?.stop();
+    await this.automationListener?.stop();
+    await automationsStopped;
     await this.backend?.services.folderSweeper.stop();
     await this.backend?.services.crashSweeper.stop();
     this.server.close();

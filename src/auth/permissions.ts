@@ -1,9 +1,11 @@
-/** Media permissions of the operator contract, as the spec assigns them to routes. */
+/** Media permissions of the operator contract, as the spec assigns them to routes; then the service's own. */
 export const Permission = {
   mediaView: 'team.media.view',
   mediaUpload: 'team.media.upload',
   mediaEdit: 'team.media.edit',
   mediaDelete: 'team.media.delete',
+  /** Automations (webhook targets) and their deliveries: list, create, change, delete, retry. */
+  automationsManage: 'team.automations.manage',
 } as const;
 
 export type PermissionName = (typeof Permission)[keyof typeof Permission];

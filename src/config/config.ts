@@ -54,6 +54,25 @@ export interface Config {
   /** METRICS_TOKEN: GET /metrics needs `Authorization: Bearer <token>`; null: /metrics answers loopback clients only. */
   metricsToken: string | null;
   logLevel: SettingValues['LOG_LEVEL'];
+  /** Automations: webhook deliveries of events (README "Automations and webhooks"). */
+  automations: AutomationSettings;
+}
+
+export interface AutomationSettings {
+  /** Longest wait between two dispatcher runs; commits wake it at once (NOTIFY), retries at their due time. */
+  dispatchIntervalMs: number;
+  /** One delivery attempt (connect, send, answer) must finish within this. */
+  deliveryTimeoutMs: number;
+  /** Attempts of one delivery before it is marked failed. */
+  maxAttempts: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Deliveries in flight at once per instance. */
+  concurrency: number;
+  /** Delivered and failed deliveries older than this are deleted. */
+  deliveryRetentionDays: number;
+  /** False: targets on loopback, private, link-local and other non-public addresses are refused. */
+  allowPrivateTargets: boolean;
 }
 
 export class ConfigError extends Error {
@@ -162,6 +181,16 @@ function toConfig(values: SettingValues, cwd: string): Config {
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,
     metricsToken: values.METRICS_TOKEN,
     logLevel: values.LOG_LEVEL,
+    automations: {
+      dispatchIntervalMs: values.AUTOMATION_DISPATCH_INTERVAL_MS,
+      deliveryTimeoutMs: values.AUTOMATION_DELIVERY_TIMEOUT_MS,
+      maxAttempts: values.AUTOMATION_MAX_ATTEMPTS,
+      backoffBaseMs: values.AUTOMATION_BACKOFF_BASE_MS,
+      backoffMaxMs: values.AUTOMATION_BACKOFF_MAX_MS,
+      concurrency: values.AUTOMATION_CONCURRENCY,
+      deliveryRetentionDays: values.AUTOMATION_DELIVERY_RETENTION_DAYS,
+      allowPrivateTargets: values.AUTOMATION_ALLOW_PRIVATE_TARGETS,
+    },
   };
 }
 

@@ -68,6 +68,15 @@ export const settings = {
     'at least 16 printable ASCII characters without spaces, or unset to serve /metrics to loopback clients only',
   ),
   LOG_LEVEL: setting(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'one of fatal, error, warn, info, debug, trace, silent'),
+  // Automations (webhook deliveries): see README "Automations and webhooks".
+  AUTOMATION_DISPATCH_INTERVAL_MS: setting(integer(10, 3_600_000), 'an integer from 10 to 3600000 (milliseconds)'),
+  AUTOMATION_DELIVERY_TIMEOUT_MS: setting(integer(100, 120_000), 'an integer from 100 to 120000 (milliseconds)'),
+  AUTOMATION_MAX_ATTEMPTS: setting(integer(1, 100), 'an integer from 1 to 100'),
+  AUTOMATION_BACKOFF_BASE_MS: setting(integer(1, 86_400_000), 'an integer from 1 to 86400000 (milliseconds)'),
+  AUTOMATION_BACKOFF_MAX_MS: setting(integer(1, 7 * 86_400_000), 'an integer from 1 to 604800000 (milliseconds)'),
+  AUTOMATION_CONCURRENCY: setting(integer(1, 1000), 'an integer from 1 to 1000'),
+  AUTOMATION_DELIVERY_RETENTION_DAYS: setting(integer(1, 3650), 'an integer from 1 to 3650'),
+  AUTOMATION_ALLOW_PRIVATE_TARGETS: setting(boolean, 'true or false'),
 };
 
 export type SettingName = keyof typeof settings;

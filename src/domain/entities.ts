@@ -1,4 +1,5 @@
 import { ApiKey } from './api-keys/api-key.entity.ts';
+import { Automation, AutomationDelivery } from './automations/automation.entity.ts';
 import { BaseSchema } from './base.entity.ts';
 import { MediaFolder } from './folders/media-folder.entity.ts';
 import { Group } from './groups/group.entity.ts';
@@ -15,4 +16,4 @@ import { UploadReservation } from './uploads/upload-reservation.entity.ts';
 import { User } from './users/user.entity.ts';
 
 export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
-  UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount];
+  UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount, Automation, AutomationDelivery];

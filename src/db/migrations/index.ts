@@ -5,6 +5,7 @@ import { Migration20261121020000MediaSearch } from './Migration20261121020000Med
 import { Migration20261121030000FolderSweep } from './Migration20261121030000FolderSweep.ts';
 import { Migration20261121040000ServedTraffic } from './Migration20261121040000ServedTraffic.ts';
 import { Migration20261121050000TagCounts } from './Migration20261121050000TagCounts.ts';
+import { Migration20261121060000Automations } from './Migration20261121060000Automations.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -14,4 +15,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261121030000FolderSweep', class: Migration20261121030000FolderSweep },
   { name: 'Migration20261121040000ServedTraffic', class: Migration20261121040000ServedTraffic },
   { name: 'Migration20261121050000TagCounts', class: Migration20261121050000TagCounts },
+  { name: 'Migration20261121060000Automations', class: Migration20261121060000Automations },
 ];

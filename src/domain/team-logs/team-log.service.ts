@@ -9,6 +9,10 @@ export const LogAction = {
   groupCreated: 'GROUP_CREATED',
   memberGroupAdded: 'MEMBER_GROUP_ADDED',
   teamUpdated: 'TEAM_UPDATED',
+  // Not in spec 2.19's list: automations are this service's addition.
+  automationCreated: 'AUTOMATION_CREATED',
+  automationUpdated: 'AUTOMATION_UPDATED',
+  automationDeleted: 'AUTOMATION_DELETED',
 } as const;
 
 export type LogActionName = (typeof LogAction)[keyof typeof LogAction];
