@@ -5,7 +5,8 @@ import { pngLike, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
 // Team A's key against team B's resources and team B's key against team A's routes,
 // on every media route: never a byte of the other team's data, never a change to it.
 // Many requests with one key: the rate limit is not what this file is about.
-const server = await startTestServer(t, { settings: { RATE_LIMIT_POINTS: 100_000 } });
+// Private targets allowed so that B's automation can point at loopback (nothing is delivered to it).
+const server = await startTestServer(t, { settings: { RATE_LIMIT_POINTS: 100_000, AUTOMATION_ALLOW_PRIVATE_TARGETS: true } });
 const a = await server.createTeam('TeamA');
 const b = await server.createTeam('TeamB');
 
@@ -13,15 +14,20 @@ const bFolder = (await server.media('POST', `/v1/cdn/media/${b.teamId}/folders`,
 const bPublic = (await uploadMultipart(server, b.teamId, b.key, { content: pngLike(500), fileName: 'b-public.png' }, `folderId=${bFolder.id}&tags=b-tag`)).body;
 const bPrivate = (await uploadJson(server, b.teamId, b.key, { file: pngLike(400).toString('base64'), fileName: 'b-private.png' })).body;
 await uploadMultipart(server, a.teamId, a.key, { content: pngLike(300), fileName: 'a.png' });
+const bAutomation = (await server.media('POST', `/v1/teams/${b.teamId}/automations`, b.key, {
+  body: { name: 'b-secret-hook', url: 'http://127.0.0.1:9/b-secret-path', tags: ['b-tag'] },
+})).body;
 
 async function snapshotOfB() {
   const media = await server.media('GET', `/v1/cdn/media/${b.teamId}`, b.key);
   const folders = await server.media('GET', `/v1/cdn/media/${b.teamId}/folders`, b.key);
-  return JSON.stringify({ media: media.body, folders: folders.body });
+  const automations = await server.media('GET', `/v1/teams/${b.teamId}/automations`, b.key);
+  const deliveries = await server.media('GET', `/v1/teams/${b.teamId}/automations/${bAutomation.id}/deliveries`, b.key);
+  return JSON.stringify({ media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
-const secrets = ['b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash];
+const secrets = ['b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
 
 interface Case {
   name: string;
@@ -33,12 +39,15 @@ interface Case {
 }
 
 const A = `/v1/cdn/media/${a.teamId}`;
+const AA = `/v1/teams/${a.teamId}/automations`;
+const BA = `/v1/teams/${b.teamId}/automations/${bAutomation.id}`;
 const cases: Case[] = [
   // Team B's key on team A's routes: 401, as if the key did not exist.
   ...[
     ['GET', A], ['GET', `${A}/folders`], ['GET', `${A}/tags`], ['GET', `${A}/usage`], ['GET', `${A}/${bPublic.id}`],
     ['POST', `${A}/folders`], ['POST', `${A}/bulk`], ['PATCH', `${A}/update/${bPublic.id}`], ['DELETE', `${A}/delete/${bPublic.id}`],
     ['PATCH', `${A}/folders/${bFolder.id}`], ['DELETE', `${A}/folders/${bFolder.id}`], ['POST', `${A}/upload`],
+    ['GET', AA], ['POST', AA], ['GET', `${AA}/${bAutomation.id}`], ['PATCH', `${AA}/${bAutomation.id}`], ['DELETE', `${AA}/${bAutomation.id}`],
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: {}, status: 401 })),
   // Team A's key with team B's ids: 404, never B's data.
   { name: "A's key: link of B's file", method: 'GET', path: `${A}/${bPublic.id}`, key: a.key, status: 404 },
@@ -50,6 +59,14 @@ const cases: Case[] = [
   { name: "A's key: folder under B's folder", method: 'POST', path: `${A}/folders`, key: a.key, body: { name: 'inside', parentId: bFolder.id }, status: 404 },
   { name: "A's key: upload into B's folder", method: 'POST', path: `${A}/upload`, key: a.key, body: { file: 'AAAA', fileName: 'x.bin', folderId: bFolder.id }, status: 404 },
   { name: "A's key: move own files into B's folder", method: 'POST', path: `${A}/bulk`, key: a.key, body: { action: 'move', ids: [bPublic.id], folderId: bFolder.id }, status: 404 },
+  // Automations: B's ids under A's path are not found; A's key on B's path is not a key of B.
+  ...[
+    ['GET', `${AA}/${bAutomation.id}`], ['PATCH', `${AA}/${bAutomation.id}`], ['DELETE', `${AA}/${bAutomation.id}`],
+    ['POST', `${AA}/${bAutomation.id}/rotate-secret`], ['GET', `${AA}/${bAutomation.id}/deliveries`],
+    ['POST', `${AA}/${bAutomation.id}/deliveries/retry-failed`],
+  ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: a.key, body: { name: 'mine', enabled: false }, status: 404 })),
+  ...[['GET', BA], ['PATCH', BA], ['DELETE', BA], ['POST', `${BA}/rotate-secret`], ['GET', `${BA}/deliveries`]]
+    .map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
 ];
 
 for (const testCase of cases) {
