@@ -1,0 +1,126 @@
+/**
+ * The service under test: its scratch database, its environment, and the team and key it
+ * bootstraps through the operator routes (OPERATOR-CONTRACT.md).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startNode, waitHealthy, type Started } from './servers.ts';
+import type { S3Settings } from './s3.ts';
+
+export type Driver = 'fs' | 's3';
+
+/** Drops and creates `name` on the server of `serverUrl`; returns the new database's URL. */
+export async function resetDatabase(serverUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+    await admin.query(`create database ${pg.escapeIdentifier(name)}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+export interface ServiceOptions {
+  driver: Driver;
+  databaseUrl: string;
+  dataDir: string;
+  s3: S3Settings | null;
+  /** Prefix of the service's object keys in the bucket (ends in /). */
+  s3KeyPrefix: string;
+  authSecret: string;
+  /** Settings to add or override (e.g. UPLOAD_CONCURRENCY for a sweep). */
+  extra?: Record<string, string>;
+}
+
+/**
+ * The service's settings for a bench run: defaults everywhere (admission gate, worker pool,
+ * hashing) except the per-key rate limit, raised so that it never answers 429 here.
+ */
+export function serviceEnv(options: ServiceOptions): Record<string, string> {
+  const env: Record<string, string> = {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: options.dataDir,
+    DATABASE_URL: options.databaseUrl,
+    STORAGE_DRIVER: options.driver,
+    AUTH_SECRET: options.authSecret,
+    RATE_LIMIT_POINTS: '1000000',
+    RATE_LIMIT_DURATION_SECONDS: '1',
+    LOG_LEVEL: 'info',
+  };
+  if (options.driver === 's3' && options.s3) {
+    Object.assign(env, {
+      S3_ENDPOINT: options.s3.endpoint,
+      S3_REGION: options.s3.region,
+      S3_BUCKET: options.s3.bucket,
+      S3_ACCESS_KEY_ID: options.s3.accessKeyId,
+      S3_SECRET_ACCESS_KEY: options.s3.secretAccessKey,
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_KEY_PREFIX: options.s3KeyPrefix,
+    });
+  }
+  return { ...env, ...options.extra };
+}
+
+export interface RunningService extends Started {
+  teamId: string;
+  apiKey: string;
+  dataDir: string;
+}
+
+async function operator(origin: string, secret: string, method: string, path: string, body: unknown): Promise<any> {
+  const response = await fetch(`${origin}${path}`, {
+    method,
+    headers: { authSecret: secret, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+/**
+ * Starts the service (it migrates its database on start), creates a team on the enterprise plan,
+ * lifts its storage and file size limits, and returns the team's owner key.
+ */
+export async function startService(options: ServiceOptions, label = `service-${options.driver}`): Promise<RunningService> {
+  await mkdir(options.dataDir, { recursive: true });
+  const started = await startNode(label, ['src/main.ts'], serviceEnv(options));
+  try {
+    await waitHealthy(started.origin);
+    const created = await operator(started.origin, options.authSecret, 'POST', '/v1/admin/teams', {
+      name: `bench-${randomBytes(3).toString('hex')}`,
+      plan: 'enterprise',
+    });
+    const teamId = created.team.id as string;
+    await operator(started.origin, options.authSecret, 'PATCH', `/v1/admin/teams/${teamId}/limits`, {
+      maxTeamStorage: null,
+      maxMediaFileSize: null,
+    });
+    return { ...started, teamId, apiKey: created.apiKey.key as string, dataDir: options.dataDir };
+  } catch (error) {
+    await started.stop();
+    throw error;
+  }
+}
+
+/** Removes the files the fs driver stored (objects and temp files); the service keeps running. */
+export async function clearFsFiles(dataDir: string): Promise<void> {
+  await rm(join(dataDir, 'files', 'media'), { recursive: true, force: true });
+}
