@@ -6,6 +6,7 @@ import { resolveAuthSecret } from './bootstrap/auth-secret.ts';
 import type { Config } from './config/config.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.ts';
 import { NotificationListener } from './db/notification-listener.ts';
+import { isDatabaseUnavailable } from './db/database-errors.ts';
 import { initOrm, migrate } from './db/orm.ts';
 import { seedPlans } from './db/seed.ts';
 import { ApiKeyService } from './domain/api-keys/api-key.service.ts';
@@ -198,6 +199,8 @@ export class Application {
         if (this.lifecycle !== 'ready' && request.path !== '/healthz') throw serviceUnavailable(`The service is ${this.lifecycle}`);
       },
       bodyBuffering: { memoryBytes: BODY_MEMORY_BYTES, spoolDirectory: join(config.dataDir, 'spool') },
+      // A database that is down or restarting is worth a retry, not a 500; the pool reconnects once it is back.
+      mapError: (error) => (isDatabaseUnavailable(error) ? serviceUnavailable('The database is temporarily unavailable, retry later', 5, error) : error),
     });
   }
 

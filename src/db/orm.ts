@@ -3,6 +3,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from 'pino';
 import { entities } from '../domain/entities.ts';
 import { migrations } from './migrations/index.ts';
+import { guardPool } from './pool-guard.ts';
 
 export interface OrmOptions {
   databaseUrl: string;
@@ -17,6 +18,8 @@ export async function initOrm(options: OrmOptions): Promise<MikroORM> {
     extensions: [Migrator],
     migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false },
     pool: { min: 0, max: options.poolSize },
+    // A connection that dies under an open transaction must not keep its pool slot (see pool-guard.ts).
+    driverOptions: { onPoolCreated: guardPool },
     discovery: { checkDuplicateTableNames: true },
     // Without this, a forgotten em.fork() would share one identity map across requests.
     allowGlobalContext: false,

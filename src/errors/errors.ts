@@ -64,6 +64,17 @@ export function payloadTooLarge(limitBytes: number): ServiceError {
   });
 }
 
+/** The request's header block (request line, header names and values) is larger than `limitBytes`. */
+export function requestHeaderFieldsTooLarge(limitBytes: number): ServiceError {
+  return new ServiceError({
+    name: 'RequestHeaderFieldsTooLargeError',
+    status: 431,
+    messageKey: 'error.requestHeaderFieldsTooLarge',
+    message: `The request headers are larger than ${limitBytes} bytes`,
+    value: limitBytes,
+  });
+}
+
 /** The request body stopped arriving for `idleSeconds` (a stuck or too slow client). */
 export function requestTimeout(idleSeconds: number): ServiceError {
   return new ServiceError({

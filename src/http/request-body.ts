@@ -14,6 +14,13 @@ export interface BodyConsumer {
   abort(reason: Error): void;
 }
 
+/**
+ * Text PostgreSQL cannot store: NUL, and UTF-16 surrogates without their pair (valid JSON escapes
+ * such as "\\ud800", but not Unicode text: `text` would silently hold U+FFFD, `jsonb` refuses them).
+ * Refused as 400 here instead of failing as a 500 in SQL.
+ */
+const UNSTORABLE_TEXT = /[\u0000\p{Cs}]/u;
+
 export class ClientAbortedError extends Error {
   override name = 'ClientAbortedError';
   constructor() {
@@ -263,10 +270,17 @@ export class RequestBody {
   async json(limit: number): Promise<unknown> {
     const data = await this.bytes(limit);
     if (data.length === 0) return {};
+    let unstorable = false;
+    let value: unknown;
     try {
-      return JSON.parse(data.toString('utf8'));
+      value = JSON.parse(data.toString('utf8'), (key, member: unknown) => {
+        if (UNSTORABLE_TEXT.test(key) || (typeof member === 'string' && UNSTORABLE_TEXT.test(member))) unstorable = true;
+        return member;
+      });
     } catch {
       throw badRequest('The request body is not valid JSON.');
     }
+    if (unstorable) throw badRequest('Text in the request body must not contain NUL characters or unpaired surrogates (\\u0000, \\ud800).');
+    return value;
   }
 }

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+// Sets uWS's header limit in the environment; must come before 'uWebSockets.js' loads its binary.
+import { MAX_HEADER_BYTES } from './uws-limits.ts';
 import {
   App, us_listen_socket_close, us_socket_local_port,
   type HttpRequest as UwsRequest, type HttpResponse as UwsResponse, type TemplatedApp, type us_listen_socket, type us_socket,
 } from 'uWebSockets.js';
-import { badRequest, toServiceError } from '../errors/errors.ts';
+import { badRequest, requestHeaderFieldsTooLarge, toServiceError } from '../errors/errors.ts';
 import type { ServiceError } from '../errors/service-error.ts';
 import { ClientAbortedError, RequestBody, type BodyBuffering } from './request-body.ts';
 import type { Router } from './router.ts';
@@ -14,7 +16,7 @@ const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 206: '206 Partial Content', 304: '304 Not Modified',
   400: '400 Bad Request', 401: '401 Unauthorized', 402: '402 Payment Required', 403: '403 Forbidden',
   404: '404 Not Found', 405: '405 Method Not Allowed', 408: '408 Request Timeout', 409: '409 Conflict', 413: '413 Payload Too Large',
-  415: '415 Unsupported Media Type', 416: '416 Range Not Satisfiable', 429: '429 Too Many Requests',
+  415: '415 Unsupported Media Type', 416: '416 Range Not Satisfiable', 429: '429 Too Many Requests', 431: '431 Request Header Fields Too Large',
   500: '500 Internal Server Error', 502: '502 Bad Gateway', 503: '503 Service Unavailable',
 };
 
@@ -32,6 +34,13 @@ export interface HttpServerOptions {
   onResponse?: (route: string, status: number, messageKey: string | null) => void;
   /** Where bodies keep what arrives while they are paused; unset keeps it all in memory. */
   bodyBuffering?: BodyBuffering;
+  /**
+   * Turns an error a request failed with into the one to render, before anything unknown becomes
+   * a 500: e.g. a database that is down into a 503 (with the original as its cause, for the log).
+   */
+  mapError?: (error: unknown) => unknown;
+  /** Largest request header block (request line, names and values) in bytes; 431 beyond. Default MAX_HEADER_BYTES. */
+  maxHeaderBytes?: number;
 }
 
 /** The route of a response that no route produced (refused before routing, 404, 405). */
@@ -50,6 +59,8 @@ export class HttpServer {
   private readonly admit: (request: HttpRequest) => void;
   private readonly onResponse: (route: string, status: number, messageKey: string | null) => void;
   private readonly bodyBuffering: BodyBuffering | null;
+  private readonly mapError: (error: unknown) => unknown;
+  private readonly maxHeaderBytes: number;
   /** Requests between their arrival and the end of their response. */
   private inFlight = 0;
   private onIdle: (() => void) | null = null;
@@ -60,6 +71,8 @@ export class HttpServer {
     this.admit = options.admit ?? (() => undefined);
     this.onResponse = options.onResponse ?? (() => undefined);
     this.bodyBuffering = options.bodyBuffering ?? null;
+    this.mapError = options.mapError ?? ((error) => error);
+    this.maxHeaderBytes = options.maxHeaderBytes ?? MAX_HEADER_BYTES;
     this.app = App();
     this.app.any('/*', (res, req) => this.onRequest(res, req));
   }
@@ -111,10 +124,14 @@ export class HttpServer {
     // Everything from uWS's request object must be read now: it dies when this function returns.
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const path = req.getUrl();
-    const query = new URLSearchParams(req.getQuery() ?? '');
+    const rawQuery = req.getQuery() ?? '';
+    const query = new URLSearchParams(rawQuery);
     const headers: Record<string, string> = {};
+    // The header block's size as sent, near enough: `METHOD /path?query HTTP/1.1`, then `name: value` lines.
+    let headerBytes = method.length + path.length + rawQuery.length + 12;
     req.forEach((name, value) => {
       headers[name] = value;
+      headerBytes += name.length + value.length + 4;
     });
     const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
     const suppliedId = headers['x-request-id'];
@@ -139,18 +156,22 @@ export class HttpServer {
       log: exchange.log, signal: exchange.controller.signal,
     };
     this.inFlight++;
-    void this.handle(request, exchange, declared.valid).finally(() => {
+    void this.handle(request, exchange, declared.valid, headerBytes).finally(() => {
       this.inFlight--;
       if (this.inFlight === 0) this.onIdle?.();
     });
   }
 
-  private async handle(request: HttpRequest, exchange: Exchange, validLength: boolean): Promise<void> {
+  private async handle(request: HttpRequest, exchange: Exchange, validLength: boolean, headerBytes: number): Promise<void> {
     let result: HttpResult;
     let route = UNROUTED;
     let messageKey: string | null = null;
     try {
       if (!validLength) throw badRequest('The Content-Length header is invalid.');
+      if (headerBytes > this.maxHeaderBytes) throw requestHeaderFieldsTooLarge(this.maxHeaderBytes);
+      // PostgreSQL text cannot hold NUL (a parameter with one fails the query as a protocol error), and no
+      // option of ours has a use for it; a NUL can only arrive in a query string as %00.
+      if (request.query.size > 0 && hasNul(request.query)) throw badRequest('The query string must not contain NUL characters (%00).');
       this.admit(request);
       const match = this.router.match(request.method, request.path);
       route = match.pattern;
@@ -158,7 +179,7 @@ export class HttpServer {
       result = await match.handler(request);
     } catch (error) {
       if (exchange.aborted) return;
-      const serviceError = toServiceError(error, request.id);
+      const serviceError = toServiceError(this.mapError(error), request.id);
       this.logFailure(request, serviceError, error);
       messageKey = serviceError.messageKey;
       result = { status: serviceError.status, body: serviceError.toBody(), headers: serviceError.headers };
@@ -174,6 +195,11 @@ export class HttpServer {
       request.log.debug({ status: serviceError.status, messageKey: serviceError.messageKey }, 'request refused');
     }
   }
+}
+
+function hasNul(query: URLSearchParams): boolean {
+  for (const [name, value] of query) if (name.includes('\u0000') || value.includes('\u0000')) return true;
+  return false;
 }
 
 function parseContentLength(value: string | undefined): { value: number | null; valid: boolean } {

@@ -31,7 +31,8 @@ export function isInlineType(contentType: string): boolean {
 /** `inline` or `attachment` with the user's file name, made safe for a header. */
 export function contentDisposition(contentType: string, fileName: string): string {
   const disposition = isInlineType(contentType) ? 'inline' : 'attachment';
-  const cleaned = fileName.replace(/[\u0000-\u001f\u007f"\\/]/g, '').trim().slice(0, 200) || 'file';
+  // Cut at 200 UTF-16 units, without leaving half of a surrogate pair (encodeURIComponent throws on one: a 500 before).
+  const cleaned = fileName.replace(/[\u0000-\u001f\u007f"\\/]/g, '').trim().slice(0, 200).replace(/[\ud800-\udbff]$/, '') || 'file';
   const ascii = cleaned.replace(/[^A-Za-z0-9._ ()-]/g, '_');
   const encoded = encodeURIComponent(cleaned).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
