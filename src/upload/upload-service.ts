@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.ts';
-import { ensureFolderPath, findFolder, type FolderRef } from '../domain/folders/folder-resolver.ts';
-import { MediaFile } from '../domain/media/media-file.entity.ts';
+import { ensureFolderPath, findFolder, findFolderPath, type FolderRef } from '../domain/folders/folder-resolver.ts';
 import type { MediaService } from '../domain/media/media.service.ts';
 import type { TeamService } from '../domain/teams/team.service.ts';
-import { effectiveLimits } from '../domain/teams/team-limits.ts';
-import { MediaEvent } from '../domain/uploads/media-event.entity.ts';
 import type { StorageQuota } from '../domain/uploads/storage-quota.ts';
+import { commitUpload } from '../domain/uploads/upload-commit.ts';
 import { badRequest, payloadTooLarge, requestTimeout, serviceUnavailable, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
 import type { RequestBody } from '../http/request-body.ts';
 import type { XxHashApi } from '../media/content-hash.ts';
@@ -138,8 +136,8 @@ export class UploadService {
   async prepare(principal: Principal, route: UploadRoute, declaredLength: number | null, options: UploadOptions | null): Promise<PreparedUpload> {
     const maxBody = MAX_BODY_BYTES[route];
     if (declaredLength !== null && declaredLength > maxBody) throw payloadTooLarge(maxBody);
-    const team = await this.deps.teams.getTeam(principal.teamId);
-    const limits = effectiveLimits(team.plan?.limits, team.limitOverrides);
+    const team = await this.deps.teams.getStorageState(principal.teamId);
+    const limits = team.limits;
     if (declaredLength !== null) {
       const least = smallestFile(route, declaredLength);
       if (limits.maxMediaFileSize !== null && least > limits.maxMediaFileSize) {
@@ -246,7 +244,7 @@ export class UploadService {
   }
 
   private async commit(prepared: PreparedUpload, mediaId: string, storageKey: string, received: ReceivedFile, writer: ObjectWriter) {
-    const { principal, route } = prepared;
+    const { principal } = prepared;
     const options = prepared.options ?? parseJsonOptions(received.fields);
     const fileName = options.fileName ?? (received.file.fileName ? parseFileName(received.file.fileName, 'file name') : null);
     if (!fileName) throw badRequest('The file has no name; give fileName', 'fileName');
@@ -256,54 +254,59 @@ export class UploadService {
 
     await writer.finish();
     try {
-      return await this.deps.orm.em.fork().transactional(async (em) => {
-        // Read again inside the transaction: the folder may have changed while the body streamed.
-        const folder = options.folderId
-          ? await findFolder(em, principal.teamId, options.folderId)
-          : options.folderPath
-            ? await ensureFolderPath(em, principal.teamId, options.folderPath)
-            : null;
-        // Spec 3.1: explicit `public` wins, then the folder's default, then the route's default.
-        const isPublic = options.public ?? folder?.defaultPublic ?? route === 'multipart';
-        const usedStorage = await this.deps.quota.commit(em, principal.teamId, mediaId, received.size);
-        if (usedStorage === null) throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
-        const file = em.create(MediaFile, {
-          id: mediaId,
-          team: principal.teamId,
-          folder: folder?.id ?? null,
-          fileName,
-          storageKey,
-          size: received.size,
-          contentType,
-          hash: received.hash,
-          isPublic,
-          tags: options.tags,
-          uploadedByKey: principal.keyId,
+      const em = this.deps.orm.em.fork();
+      const folderPath = options.folderPath;
+      // An existing folder path is read without a lock; only a missing one needs the
+      // folder-creating transaction (which then commits the upload with it).
+      const existing = folderPath ? await findFolderPath(em, principal.teamId, folderPath) : null;
+      if (folderPath && !existing) {
+        return await em.transactional(async (tx) => {
+          const folder = await ensureFolderPath(tx, principal.teamId, folderPath);
+          return this.insert(tx, { prepared, options, mediaId, storageKey, received, fileName, contentType, folder });
         });
-        await em.flush();
-        const view = this.deps.media.view(file);
-        em.create(MediaEvent, {
-          id: randomUUID(),
-          team: principal.teamId,
-          kind: 'media.uploaded',
-          occurredAt: new Date(),
-          payload: { media: view },
-        });
-        await em.execute(
-          `insert into media_usage_daily (team_id, day, uploads, upload_bytes, api_uploads)
-           values (?, (now() at time zone 'utc')::date, 1, ?, 1)
-           on conflict (team_id, day) do update set uploads = media_usage_daily.uploads + 1,
-             upload_bytes = media_usage_daily.upload_bytes + excluded.upload_bytes,
-             api_uploads = media_usage_daily.api_uploads + 1`,
-          [principal.teamId, received.size],
-        );
-        return { ...view, usedTeamStorage: usedStorage };
-      });
+      }
+      const folder = existing ?? (options.folderId ? await findFolder(em, principal.teamId, options.folderId) : null);
+      return await this.insert(em, { prepared, options, mediaId, storageKey, received, fileName, contentType, folder });
     } catch (error) {
       await this.deps.store.remove(storageKey).catch(() => undefined);
       throw error;
     }
   }
+
+  /** One statement (see commitUpload): counted, row, outbox event and usage, or nothing and a 402/404. */
+  private async insert(em: EntityManager, upload: ResolvedUpload) {
+    const { prepared: { principal, route }, options, mediaId, storageKey, received, fileName, contentType, folder } = upload;
+    // Spec 3.1: explicit `public` wins, then the folder's default, then the route's default.
+    const isPublic = options.public ?? folder?.defaultPublic ?? route === 'multipart';
+    const createdAt = new Date();
+    const view = this.deps.media.recordView({
+      id: mediaId, teamId: principal.teamId, folderId: folder?.id ?? null, fileName, isPublic, tags: options.tags,
+      size: received.size, contentType, hash: received.hash, createdAt, updatedAt: createdAt,
+    });
+    const usedStorage = await commitUpload(em, {
+      mediaId, teamId: principal.teamId, folderId: folder?.id ?? null, fileName, storageKey, size: received.size, contentType,
+      hash: received.hash, isPublic, tags: options.tags, uploadedByKeyId: principal.keyId, createdAt,
+      eventId: randomUUID(), payload: { media: view },
+    });
+    if (usedStorage === null) {
+      // Nothing was written: the folder went away meanwhile, or the team's storage is full.
+      if (folder) await findFolder(em, principal.teamId, folder.id);
+      throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
+    }
+    return { ...view, usedTeamStorage: usedStorage };
+  }
+}
+
+/** An upload whose body is stored and whose name, type and folder are settled: what its commit writes. */
+interface ResolvedUpload {
+  prepared: PreparedUpload;
+  options: UploadOptions;
+  mediaId: string;
+  storageKey: string;
+  received: ReceivedFile;
+  fileName: string;
+  contentType: string;
+  folder: FolderRef | null;
 }
 
 /**

@@ -120,9 +120,9 @@ export interface HeldUpload {
 }
 
 /** Sends the headers and the first half of a multipart upload, and holds the rest until finish(). */
-export function heldUpload(server: { baseUrl: string }, teamId: string, key: string, content: Buffer): HeldUpload {
+export function heldUpload(server: { baseUrl: string }, teamId: string, key: string, content: Buffer, query = ''): HeldUpload {
   const { body, contentType } = multipartBody([{ content, fileName: 'held.bin' }]);
-  const request = httpRequest(`${server.baseUrl}${uploadPath(teamId)}`, {
+  const request = httpRequest(`${server.baseUrl}${uploadPath(teamId)}${query ? `?${query}` : ''}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'content-length': String(body.length) },
   });

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, type ApiResponse } from '../helpers/server.ts';
-import { uploadMultipart } from '../helpers/uploads.ts';
+import { heldUpload, pngLike, teamStorageState, uploadMultipart } from '../helpers/uploads.ts';
+import { eventually } from '../helpers/wait.ts';
 
 const server = await startTestServer(t, { settings: { RATE_LIMIT_POINTS: 100_000 } });
 const team = await server.createTeam('FolderTeam');
@@ -292,4 +293,20 @@ t.test('the upload folder path option finds the folders the routes made, 2024 un
   const created = await folderById(other2024.body.folderId);
   t.match(created, { name: '2024', depth: 2, fileCount: 1 });
   t.not(created.id, year.id);
+});
+
+t.test('a folder deleted while an upload into it streams: 404 at commit, nothing stored or counted', async (t) => {
+  const owner = await server.createTeam('FolderGoneTeam');
+  const folder = await createOk({ name: 'going-away' }, owner.teamId, owner.key);
+  const held = heldUpload(server, owner.teamId, owner.key, pngLike(2 * 1024 * 1024), `folderId=${folder.id}`);
+  t.ok(await eventually(async () => (await teamStorageState(server.databaseUrl, owner.teamId)).reservations === 1), 'the upload is streaming');
+  const deleted = await server.media('DELETE', `${base(owner.teamId)}/${folder.id}`, owner.key);
+  t.equal(deleted.status, 200);
+  held.finish();
+  const response = await held.response;
+  expectError(t, response as ApiResponse, 404, 'error.notFound');
+  t.same(await teamStorageState(server.databaseUrl, owner.teamId), { files: 0, sumOfSizes: 0, usedStorage: 0, reservedStorage: 0, reservations: 0 });
+  const client = await connectPg(server.databaseUrl);
+  const events = await client.query('select count(*)::int as n from media_event where team_id = $1', [owner.teamId]).finally(() => client.end());
+  t.equal(events.rows[0].n, 0, 'no event');
 });

@@ -57,7 +57,7 @@ export async function ensureFolderPath(em: EntityManager, teamId: string, segmen
 }
 
 /** The folder at `segments` when the whole path exists, else null; one query. */
-async function findFolderPath(em: EntityManager, teamId: string, segments: string[]): Promise<FolderRef | null> {
+export async function findFolderPath(em: EntityManager, teamId: string, segments: string[]): Promise<FolderRef | null> {
   const rows = await em.execute<FolderRow[]>(
     `with recursive walk(id, default_public, level) as (
        select id, default_public, 1 from media_folder where team_id = ? and parent_id is null and name = ?

@@ -108,6 +108,21 @@ export interface MediaServiceOptions {
   linkBaseUrl: string;
 }
 
+/** The values of a media row that its API record shows. */
+export interface MediaRecord {
+  id: string;
+  teamId: string;
+  folderId: string | null;
+  fileName: string;
+  isPublic: boolean;
+  tags: string[];
+  size: number;
+  contentType: string;
+  hash: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 /** Parses the paging headers of spec 4.4. */
 export function parsePaging(pageNumberHeader: string | undefined, pageSizeHeader: string | undefined): MediaListQuery {
   const pageNumber = pageNumberHeader === undefined ? 1 : Number(pageNumberHeader);
@@ -131,19 +146,27 @@ export class MediaService {
   }
 
   view(file: MediaFile) {
-    const teamId = file.team.id;
-    const path = mediaPath(teamId, file.id, file.fileName);
+    return this.recordView({
+      id: file.id, teamId: file.team.id, folderId: file.folder?.id ?? null, fileName: file.fileName, isPublic: file.isPublic,
+      tags: file.tags, size: file.size, contentType: file.contentType, hash: file.hash ?? null,
+      createdAt: file.createdAt, updatedAt: file.updatedAt,
+    });
+  }
+
+  /** The API's media record (spec 4.2) of a row's values, for callers that hold no entity. */
+  recordView(file: MediaRecord) {
+    const path = mediaPath(file.teamId, file.id, file.fileName);
     return {
       id: file.id,
       path,
       publicUrl: file.isPublic ? publicMediaUrl(this.linkBaseUrl, path) : null,
       public: file.isPublic,
-      folderId: file.folder?.id ?? null,
+      folderId: file.folderId,
       tags: file.tags,
       fileName: file.fileName,
       size: file.size,
       contentType: file.contentType,
-      hash: file.hash ?? null,
+      hash: file.hash,
       createdAt: file.createdAt.toISOString(),
       updatedAt: file.updatedAt.toISOString(),
     };

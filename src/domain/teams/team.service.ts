@@ -22,6 +22,12 @@ const createTeamSchema = z.strictObject({
 
 export const OWNER_MEMBER_NAME = 'Owner';
 
+export interface TeamStorageState {
+  limits: PlanLimits;
+  usedStorage: number;
+  reservedStorage: number;
+}
+
 export class TeamService {
   private readonly orm: MikroORM;
 
@@ -61,6 +67,26 @@ export class TeamService {
     const team = isUuid(teamId) ? await this.orm.em.fork().findOne(Team, { id: teamId }, { populate: ['plan'] }) : null;
     if (!team) throw notFound('team', teamId);
     return team;
+  }
+
+  /**
+   * The team's effective limits and storage counters in one plain query: read
+   * before every upload, where hydrating entities cost more than the query.
+   */
+  async getStorageState(teamId: string): Promise<TeamStorageState> {
+    const rows = isUuid(teamId)
+      ? await this.orm.em.getConnection().execute<{ limits: PlanLimits | null; limit_overrides: Partial<PlanLimits>; used_storage: string; reserved_storage: string }[]>(
+          'select p.limits, t.limit_overrides, t.used_storage, t.reserved_storage from team t left join plan p on p.id = t.plan_id where t.id = ?',
+          [teamId],
+        )
+      : [];
+    const row = rows[0];
+    if (!row) throw notFound('team', teamId);
+    return {
+      limits: effectiveLimits(row.limits, row.limit_overrides ?? {}),
+      usedStorage: Number(row.used_storage),
+      reservedStorage: Number(row.reserved_storage),
+    };
   }
 
   async getLimits(teamId: string): Promise<PlanLimits> {

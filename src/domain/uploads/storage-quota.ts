@@ -2,8 +2,9 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { defaultPlanLimits } from '../plans/plan-limits.ts';
 
 // maxTeamStorage in bytes for the team row `tt` joined with its plan `p`; NULL means unlimited.
+// Also used by the upload commit (upload-commit.ts).
 // A key present in the overrides wins even when its value is null (unlimited).
-const LIMIT_BYTES = `(case when tt.limit_overrides -> 'maxTeamStorage' is not null
+export const LIMIT_BYTES = `(case when tt.limit_overrides -> 'maxTeamStorage' is not null
         then (tt.limit_overrides ->> 'maxTeamStorage')::bigint
         else (coalesce(p.limits, '{"maxTeamStorage": ${defaultPlanLimits.maxTeamStorage}}') ->> 'maxTeamStorage')::bigint end) * 1024`;
 
@@ -24,24 +25,15 @@ const RELEASE = `
 with released as (delete from upload_reservation where id = ? returning team_id, bytes)
 update team t set reserved_storage = t.reserved_storage - released.bytes from released where t.id = released.team_id`;
 
-const COMMIT = `
-with released as (delete from upload_reservation where id = ? returning bytes),
-     held as (select coalesce(sum(bytes), 0) as bytes from released)
-update team t set used_storage = t.used_storage + ?, reserved_storage = t.reserved_storage - held.bytes
-  from held, team tt left join plan p on p.id = tt.plan_id
- where t.id = ? and tt.id = t.id
-   and (${LIMIT_BYTES} is null
-        or t.used_storage + t.reserved_storage - held.bytes + ? <= ${LIMIT_BYTES})
-returning t.used_storage`;
-
 /**
  * The team storage counter, enforced in the database so that concurrent
  * uploads on any number of instances can never together pass maxTeamStorage.
  *
  * An upload reserves bytes as they arrive (reserved_storage, plus a row in
  * upload_reservation for the sweeper); its commit moves its size from
- * reserved to used in the transaction that inserts the media row. Each step
- * is one conditional UPDATE, so the check and the change are atomic.
+ * reserved to used in the statement that inserts the media row
+ * (upload-commit.ts). Each step is one conditional UPDATE, so the check and
+ * the change are atomic.
  */
 export class StorageQuota {
   private readonly orm: MikroORM;
@@ -59,17 +51,6 @@ export class StorageQuota {
   /** Gives the upload's reserved bytes back (refusal, abort, failure). Idempotent. */
   async release(uploadId: string): Promise<void> {
     await this.orm.em.getConnection().execute(RELEASE, [uploadId]);
-  }
-
-  /**
-   * Counts `size` bytes as used and drops the upload's reservation, inside the
-   * caller's transaction. Returns the team's new used storage, or null when the
-   * file does not fit (the caller rolls back).
-   */
-  async commit(em: EntityManager, teamId: string, uploadId: string, size: number): Promise<number | null> {
-    const rows = await em.execute<{ used_storage: string | number }[]>(COMMIT, [uploadId, size, teamId, size]);
-    const row = rows[0];
-    return row ? Number(row.used_storage) : null;
   }
 
   /** Gives back `size` bytes of a deleted file. */
