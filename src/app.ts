@@ -99,7 +99,7 @@ export class Backend {
       const authenticator = new ApiKeyAuthenticator({ orm, cacheSeconds: config.apiKeyCacheSeconds });
       const teams = new TeamService(orm);
       const media = new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl });
-      const store = createObjectStore(config.storage, config.dataDir);
+      const store = await createObjectStore(config.storage, config.dataDir);
       const sweepLog = logger.child({ component: 'folder-sweep' });
       // Deletes exactly as DELETE /delete/{id} (media-edit-routes.ts builds its own the same way).
       const edits = new MediaEditService({
