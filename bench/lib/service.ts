@@ -75,7 +75,17 @@ export function serviceEnv(options: ServiceOptions): Record<string, string> {
       S3_KEY_PREFIX: options.s3KeyPrefix,
     });
   }
-  return { ...env, ...options.extra };
+  return { ...env, ...settingsFromEnvironment(), ...options.extra };
+}
+
+/** `BENCH_SERVICE_<SETTING>=value` in the bench's environment sets <SETTING> for the service (trying other defaults). */
+function settingsFromEnvironment(): Record<string, string> {
+  const prefix = 'BENCH_SERVICE_';
+  return Object.fromEntries(
+    Object.entries(process.env)
+      .filter((entry): entry is [string, string] => entry[0].startsWith(prefix) && entry[1] !== undefined)
+      .map(([name, value]) => [name.slice(prefix.length), value]),
+  );
 }
 
 export interface RunningService extends Started {
