@@ -138,3 +138,40 @@ export function heldUpload(server: { baseUrl: string }, teamId: string, key: str
   request.write(body.subarray(0, half));
   return { request, bodyLength: body.length, response, finish: () => request.end(body.subarray(half)) };
 }
+
+/**
+ * POSTs a chunked body (no Content-Length) of about `size` bytes: `prefix`, `fill` repeated with
+ * backpressure, then `suffix`; stops sending once the server answers (a refusal mid-body) and
+ * resolves with the answer.
+ */
+export function sendChunked(
+  url: string, headers: Record<string, string>, size: number, prefix: Buffer, fill: Buffer, suffix: Buffer,
+): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } });
+    let answered = false;
+    request.on('response', (response) => {
+      answered = true;
+      let text = '';
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (answered || error.code === 'EPIPE' || error.code === 'ECONNRESET') return;
+      reject(error);
+    });
+    let sent = 0;
+    request.write(prefix);
+    const writeMore = () => {
+      while (sent < size && !answered) {
+        sent += fill.length;
+        if (!request.write(fill)) {
+          request.once('drain', writeMore);
+          return;
+        }
+      }
+      if (!answered) request.end(suffix);
+    };
+    writeMore();
+  });
+}

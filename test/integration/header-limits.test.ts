@@ -1,11 +1,10 @@
-import { request as httpRequest } from 'node:http';
 import t from 'tap';
 import type { Test } from 'tap';
 import { MAX_HEADER_BYTES, UWS_HEADER_BLOCK_BYTES } from '../../src/http/uws-limits.ts';
 import { png, rawRequest, requestBytes, type RawResponse } from '../helpers/hostile.ts';
 import { startTestServer, TEST_AUTH_SECRET } from '../helpers/server.ts';
 import { settledObjects } from '../helpers/storage.ts';
-import { teamStorageState } from '../helpers/uploads.ts';
+import { sendChunked, teamStorageState } from '../helpers/uploads.ts';
 
 // Issue 6: request size limits at the HTTP boundary. uWebSockets.js enforces its own header limit
 // (UWS_HTTP_MAX_HEADERS_SIZE, read once when its binary loads; 4 KiB by default) with a 431 and an
@@ -89,33 +88,7 @@ t.test('what stays uWS\'s own (README, Known limitations): more than 98 header f
 
 /** Sends `size` bytes chunked (no Content-Length): `prefix`, then `fill` repeated, then `suffix`; resolves with the answer. */
 function chunked(path: string, headers: Record<string, string>, size: number, prefix: Buffer, fill: Buffer, suffix: Buffer): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(`${server.baseUrl}${path}`, { method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } });
-    let answered = false;
-    request.on('response', (response) => {
-      answered = true;
-      let text = '';
-      response.on('data', (chunk) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
-    });
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      if (answered || error.code === 'EPIPE' || error.code === 'ECONNRESET') return;
-      reject(error);
-    });
-    let sent = 0;
-    request.write(prefix);
-    const more = () => {
-      while (sent < size && !answered) {
-        sent += fill.length;
-        if (!request.write(fill)) {
-          request.once('drain', more);
-          return;
-        }
-      }
-      if (!answered) request.end(suffix);
-    };
-    more();
-  });
+  return sendChunked(`${server.baseUrl}${path}`, headers, size, prefix, fill, suffix);
 }
 
 t.test('bodies without Content-Length (chunked) past the 413 limits', async (t) => {

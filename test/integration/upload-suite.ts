@@ -9,7 +9,7 @@ import { hashContent, loadXxhash } from '../../src/media/content-hash.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, type TestServer } from '../helpers/server.ts';
 import { closeS3Client, driverSettings, settledObjects, type Driver } from '../helpers/storage.ts';
-import { KiB, MiB, multipartBody, pngLike, send, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
+import { KiB, MiB, multipartBody, pngLike, send, sendChunked, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
 
 
 async function readBack(server: TestServer, id: string): Promise<Buffer> {
@@ -366,37 +366,8 @@ function chunkedUpload(
   fill = '',
   suffix = fill ? Buffer.alloc(0) : Buffer.from('\r\n--chunked--\r\n'),
 ): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(`${server.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'transfer-encoding': 'chunked' },
-    });
-    let answered = false;
-    request.on('response', (response) => {
-      answered = true;
-      let text = '';
-      response.on('data', (chunk) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
-    });
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      if (answered || error.code === 'EPIPE' || error.code === 'ECONNRESET') return;
-      reject(error);
-    });
-    const piece = fill ? Buffer.alloc(256 * KiB, fill) : pngLike(256 * KiB);
-    let sent = 0;
-    request.write(prefix);
-    const writeMore = () => {
-      while (sent < size && !answered) {
-        sent += piece.length;
-        if (!request.write(piece)) {
-          request.once('drain', writeMore);
-          return;
-        }
-      }
-      if (!answered) request.end(suffix);
-    };
-    writeMore();
-  });
+  const piece = fill ? Buffer.alloc(256 * KiB, fill) : pngLike(256 * KiB);
+  return sendChunked(`${server.baseUrl}${path}`, { authorization: `Bearer ${key}`, 'content-type': contentType }, size, prefix, piece, suffix);
 }
 
 /** Starts an upload of `size` bytes, sends about half, then cuts the connection. */
