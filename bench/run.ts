@@ -833,6 +833,9 @@ const ownS3Env = {
   S3_TEST_DIR: join(os.tmpdir(), 'media-bench-s3'),
   S3_TEST_PORT: process.env.BENCH_OWN_S3_PORT ?? '7490',
   S3_TEST_MON_PORT: process.env.BENCH_OWN_S3_MON_PORT ?? '3390',
+  // RGW frees deleted objects only after its gc delay (30 s here), while the large rows write
+  // ~200 MB/s: give the RAM-backed OSD room for a few minutes of that (the tests' server has 4 GiB).
+  S3_TEST_MEMSTORE_BYTES: process.env.BENCH_OWN_S3_BYTES ?? String(10 * 1024 ** 3),
 };
 let ownS3Started = false;
 
