@@ -115,10 +115,7 @@ export class RequestBody {
 
   /** The transport failed (the client left); ignored once the whole body has arrived. */
   fail(reason: Error): void {
-    if (this.abortReason || this.ended) return;
-    this.abortReason = reason;
-    this.dropBacklog();
-    this.consumer?.abort(reason);
+    if (!this.ended) this.abortWith(reason);
   }
 
   // ---- consumer side ----
@@ -162,7 +159,7 @@ export class RequestBody {
       this.spool ??= BodySpool.open(this.buffering.spoolDirectory);
       this.spool.append(data);
     } catch (error) {
-      this.fail(serviceUnavailable('The upload could not be buffered; try again.', 5, error));
+      this.abortWith(serviceUnavailable('The upload could not be buffered; try again.', 5, error));
     }
   }
 
@@ -205,9 +202,17 @@ export class RequestBody {
       },
       (error: unknown) => {
         this.readingSpool = false;
-        this.fail(serviceUnavailable('The upload could not be buffered; try again.', 5, error));
+        this.abortWith(serviceUnavailable('The upload could not be buffered; try again.', 5, error));
       },
     );
+  }
+
+  /** Ends the body with `reason`, also after it arrived whole (a spool that cannot be read back). */
+  private abortWith(reason: Error): void {
+    if (this.abortReason || this.endDelivered) return;
+    this.abortReason = reason;
+    this.dropBacklog();
+    this.consumer?.abort(reason);
   }
 
   private dropBacklog(): void {

@@ -363,3 +363,18 @@ t.test('a spool that cannot be created fails the body with a 503', (t) => {
   t.same(log, []);
   t.end();
 });
+
+t.test('a spool that cannot be read back aborts the body, also when it had arrived whole', async (t) => {
+  const b = new RequestBody(new FakeSource(), null, true, { memoryBytes: 0, spoolDirectory: t.testdir() });
+  let reason: Error | null = null;
+  b.consume({ chunk: () => t.fail('nothing can be read back'), end: () => t.fail('no end'), abort: (error) => (reason = error) });
+  b.pause();
+  b.push(buf('spooled'), true);
+  // Make the read-back fail, as a disk error would.
+  const spool = (b as unknown as { spool: { read: () => Promise<Buffer> } }).spool;
+  spool.read = () => Promise.reject(new Error('EIO'));
+  b.resume();
+  await eventually(() => reason !== null);
+  t.equal((reason as unknown as ServiceError).status, 503);
+  t.equal(b.aborted, true);
+});
