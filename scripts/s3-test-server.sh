@@ -398,6 +398,11 @@ start_cluster() {
 
   DEADLINE=$((SECONDS + WAIT_SECONDS))
   stop_daemons kill
+  # Daemons just killed (e.g. of a full cluster being rebuilt) may hold their ports a moment longer.
+  for ((i = 0; i < 100; i++)); do
+    port_open "$HOST" "$PORT" || port_open "$HOST" "$MON_PORT" || break
+    sleep 0.1
+  done
   if port_open "$HOST" "$PORT"; then
     die "something else listens on $HOST:$PORT but does not accept our S3 keys; stop it or set S3_TEST_PORT"
   fi
