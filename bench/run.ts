@@ -470,6 +470,20 @@ function targetsOf(driver: Driver): TargetId[] {
 
 // ---------------------------------------------------------------- driver groups
 
+/** The Fastify peer's environment: its key and, on s3, the same bucket and run prefix as the service. */
+function peerEnvOf(driver: Driver): Record<string, string> {
+  if (driver !== 's3') return { BENCH_PEER_KEY: PEER_KEY };
+  return {
+    BENCH_PEER_KEY: PEER_KEY,
+    S3_ENDPOINT: s3!.settings.endpoint,
+    S3_REGION: s3!.settings.region,
+    S3_BUCKET: s3!.settings.bucket,
+    S3_ACCESS_KEY_ID: s3!.settings.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3!.settings.secretAccessKey,
+    S3_KEY_PREFIX: runPrefix,
+  };
+}
+
 async function startDriver(driver: Driver): Promise<DriverContext> {
   const base = join(workDir, driver);
   const dirs = { sinkFiles: join(base, 'sink-files'), peerFiles: join(base, 'peer-files') };
@@ -479,22 +493,11 @@ async function startDriver(driver: Driver): Promise<DriverContext> {
     live.add(started);
     return started;
   };
-  const peerEnv: Record<string, string> = { BENCH_PEER_KEY: PEER_KEY };
-  if (driver === 's3') {
-    Object.assign(peerEnv, {
-      S3_ENDPOINT: s3!.settings.endpoint,
-      S3_REGION: s3!.settings.region,
-      S3_BUCKET: s3!.settings.bucket,
-      S3_ACCESS_KEY_ID: s3!.settings.accessKeyId,
-      S3_SECRET_ACCESS_KEY: s3!.settings.secretAccessKey,
-      S3_KEY_PREFIX: runPrefix,
-    });
-  }
   const [service, sink, fileSink, peer] = await Promise.all([
     startFreshService(driver).then(track),
     targetsOf(driver).includes('sink') ? startNode('sink', ['bench/peers/sink-server.ts', 'discard'], {}).then(track) : Promise.resolve(null),
     driver === 'fs' ? startNode('file-sink', ['bench/peers/sink-server.ts', 'file', dirs.sinkFiles], {}).then(track) : Promise.resolve(null),
-    startNode(`peer-${driver}`, ['bench/peers/fastify-peer.ts', driver, ...(driver === 'fs' ? [dirs.peerFiles] : [])], peerEnv).then(track),
+    startNode(`peer-${driver}`, ['bench/peers/fastify-peer.ts', driver, ...(driver === 'fs' ? [dirs.peerFiles] : [])], peerEnvOf(driver)).then(track),
   ]);
   return { driver, service, sink, fileSink, peer, dirs };
 }
@@ -647,18 +650,7 @@ async function memoryScenarios(driver: Driver): Promise<void> {
         if (target === 'service') started = await startFreshService(driver);
         else {
           await emptyDir(peerDir);
-          const env: Record<string, string> = { BENCH_PEER_KEY: PEER_KEY };
-          if (driver === 's3') {
-            Object.assign(env, {
-              S3_ENDPOINT: s3!.settings.endpoint,
-              S3_REGION: s3!.settings.region,
-              S3_BUCKET: s3!.settings.bucket,
-              S3_ACCESS_KEY_ID: s3!.settings.accessKeyId,
-              S3_SECRET_ACCESS_KEY: s3!.settings.secretAccessKey,
-              S3_KEY_PREFIX: runPrefix,
-            });
-          }
-          started = await startNode(`peer-${driver}`, ['bench/peers/fastify-peer.ts', driver, ...(driver === 'fs' ? [peerDir] : [])], env);
+          started = await startNode(`peer-${driver}`, ['bench/peers/fastify-peer.ts', driver, ...(driver === 'fs' ? [peerDir] : [])], peerEnvOf(driver));
         }
         live.add(started);
         const targetSpec: Target =

@@ -6,6 +6,11 @@ import type { Team } from './teams/team.entity.ts';
 
 /** JSON shapes of the spec's schemas (section 2), built from entities. */
 
+/** A timestamp column as ISO 8601, whether the driver gave a Date or text (raw SQL rows). */
+export function timestampIso(value: Date | string): string {
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+
 function iso(date: Date | null | undefined): string | null {
   return date ? date.toISOString() : null;
 }

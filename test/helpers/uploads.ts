@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type ClientRequest } from 'node:http';
+import type { Test } from 'tap';
 import { connectPg } from './database.ts';
 import type { ApiResponse, TestServer } from './server.ts';
 
@@ -174,4 +175,15 @@ export function sendChunked(
     };
     writeMore();
   });
+}
+
+/** A failed upload left nothing: as many media rows and as much used storage as `before`, nothing reserved. */
+export async function expectNothingCounted(
+  t: Test, server: { databaseUrl: string }, teamId: string, before: { files: number; usedStorage: number },
+): Promise<void> {
+  const state = await teamStorageState(server.databaseUrl, teamId);
+  t.equal(state.files, before.files, 'no media row');
+  t.equal(state.usedStorage, before.usedStorage, 'no storage counted');
+  t.equal(state.reservedStorage, 0, 'no storage reserved');
+  t.equal(state.reservations, 0, 'no reservation row');
 }

@@ -3,7 +3,7 @@ import type { Test } from 'tap';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { closeS3Client, driverSettings, s3, settledObjects } from '../helpers/storage.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
-import { MiB, multipartBody, pngLike, send, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
+import { expectNothingCounted, MiB, multipartBody, pngLike, send, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
 
 // Issue 6 point 4: backend faults against real processes. The S3-compatible server (Ceph RGW)
@@ -21,14 +21,6 @@ async function proxyFor(t: Test, port: number): Promise<TcpProxy> {
 function expectUnavailable(t: Test, response: { status: number; body: any; headers?: Headers }) {
   t.ok(response.status >= 500 && response.status <= 599, `a 5xx (got ${response.status})`);
   t.match(response.body, { name: String, message: String, status: response.status, messageKey: String }, 'the spec error body');
-}
-
-async function expectNothingCounted(t: Test, server: TestServer, teamId: string, before: { files: number; usedStorage: number }) {
-  const state = await teamStorageState(server.databaseUrl, teamId);
-  t.equal(state.files, before.files, 'no media row');
-  t.equal(state.usedStorage, before.usedStorage, 'no storage counted');
-  t.equal(state.reservedStorage, 0, 'no storage reserved');
-  t.equal(state.reservations, 0, 'no reservation row');
 }
 
 t.test('S3 behind a proxy the test controls', async (t) => {

@@ -5,7 +5,7 @@ import type { Test } from 'tap';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startS3FaultProxy, type S3FaultProxy } from '../helpers/s3-fault-proxy.ts';
 import { closeS3Client, driverSettings, s3, s3Client } from '../helpers/storage.ts';
-import { MiB, pngLike, teamStorageState, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
+import { expectNothingCounted, MiB, pngLike, teamStorageState, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
 
 // Issue 6: the S3-compatible server answers errors instead of going away. The service's s3 driver
@@ -51,14 +51,6 @@ function expectStorageUnavailable(t: Test, response: { status: number; body: any
     messageKey: 'error.serviceUnavailable',
   }, 'the spec error body, naming no S3 detail');
   t.equal(response.headers.get('retry-after'), '5', 'Retry-After');
-}
-
-async function expectNothingCounted(t: Test, server: TestServer, teamId: string, before: { files: number; usedStorage: number }) {
-  const state = await teamStorageState(server.databaseUrl, teamId);
-  t.equal(state.files, before.files, 'no media row');
-  t.equal(state.usedStorage, before.usedStorage, 'no storage counted');
-  t.equal(state.reservedStorage, 0, 'no storage reserved');
-  t.equal(state.reservations, 0, 'no reservation row');
 }
 
 async function expectServesAgain(t: Test, server: TestServer, team: { teamId: string; key: string }, objectsBefore: number) {

@@ -13,6 +13,7 @@ import { AUTOMATION_KINDS, Automation, DELIVERY_STATUSES, type DeliveryStatus } 
 import { EventKind, eventKinds } from './event-kinds.ts';
 import { generateSecret } from './signature.ts';
 import { MAX_URL_LENGTH, parseTargetUrl } from './target-url.ts';
+import { timestampIso } from '../views.ts';
 
 /**
  * A team's automations (webhook targets) and their deliveries, for the team
@@ -146,10 +147,6 @@ select d.id, d.automation_id, d.event_id, e.kind as event_kind, e.payload -> 'me
        d.status, d.attempts, d.next_attempt_at, d.last_status, d.last_error, d.delivered_at, d.created_at, d.updated_at
   from automation_delivery d join media_event e on e.id = d.event_id`;
 
-function iso(value: Date | string): string {
-  return (value instanceof Date ? value : new Date(value)).toISOString();
-}
-
 function deliveryView(row: DeliveryRow): DeliveryView {
   return {
     id: row.id,
@@ -157,15 +154,15 @@ function deliveryView(row: DeliveryRow): DeliveryView {
     eventId: row.event_id,
     eventKind: row.event_kind,
     mediaId: row.media_id,
-    occurredAt: iso(row.occurred_at),
+    occurredAt: timestampIso(row.occurred_at),
     status: row.status,
     attempts: Number(row.attempts),
-    nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
+    nextAttemptAt: row.status === 'pending' ? timestampIso(row.next_attempt_at) : null,
     lastStatus: row.last_status === null ? null : Number(row.last_status),
     lastError: row.last_error,
-    deliveredAt: row.delivered_at === null ? null : iso(row.delivered_at),
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    deliveredAt: row.delivered_at === null ? null : timestampIso(row.delivered_at),
+    createdAt: timestampIso(row.created_at),
+    updatedAt: timestampIso(row.updated_at),
   };
 }
 

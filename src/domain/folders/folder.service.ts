@@ -3,6 +3,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../../errors/errors.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
+import { timestampIso } from '../views.ts';
 import { lockTeamFolders } from './folder-resolver.ts';
 import { MAX_FOLDER_DEPTH } from './media-folder.entity.ts';
 
@@ -110,10 +111,6 @@ with recursive subtree as (
   select c.id, c.depth from media_folder c join subtree s on c.parent_id = s.id
 )`;
 
-function toIso(value: Date | string): string {
-  return (value instanceof Date ? value : new Date(value)).toISOString();
-}
-
 function toRecord(row: FolderRow): FolderRecord {
   return {
     id: row.id,
@@ -124,8 +121,8 @@ function toRecord(row: FolderRow): FolderRecord {
     maxFiles: row.max_files,
     defaultPublic: row.default_public,
     fileCount: Number(row.file_count),
-    createdAt: toIso(row.created_at),
-    updatedAt: toIso(row.updated_at),
+    createdAt: timestampIso(row.created_at),
+    updatedAt: timestampIso(row.updated_at),
   };
 }
 
