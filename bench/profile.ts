@@ -1,0 +1,194 @@
+/**
+ * Where the service's main thread spends its time per upload: `npm run bench:profile [-- options]`.
+ *
+ *   --workload screenshot|log|both   256 KiB multipart at 64 in flight, 8 KiB JSON at 32 (default both)
+ *   --uploads N                      uploads per workload after a warm-up of N/4 (default 4000)
+ *   --pg URL                         PostgreSQL server for the scratch database (as bench/run.ts)
+ *   --out DIR                        where the .cpuprofile files go (default bench/results/profiles)
+ *
+ * Starts the service (fs driver) with `--cpu-prof`, sends the warm-up and then the measured uploads
+ * from the bench's load client (a separate process), stops the service (the profile is written on
+ * exit), and sums the profile's samples taken during the measured phase by what they belong to:
+ * uWS, our HTTP layer, the parsers, the upload actor, storage, the database client, logging, GC,
+ * Node internals. Prints microseconds per upload for each, and the functions with the most self time.
+ * Run it on a quiet machine: sampling counts wall time on the main thread.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { LoadClient } from './lib/client-handle.ts';
+import type { Job } from './lib/load-client.ts';
+import { KiB, type Workload } from './lib/payloads.ts';
+import { repo } from './lib/servers.ts';
+import { dropDatabase, resetDatabase, startService } from './lib/service.ts';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const WORKLOADS: Record<string, { workload: Workload; concurrency: number; title: string }> = {
+  screenshot: {
+    title: '256 KiB multipart, 64 in flight',
+    workload: { body: 'multipart', content: 'png', size: { kind: 'fixed', bytes: 256 * KiB } },
+    concurrency: 64,
+  },
+  log: {
+    title: '8 KiB JSON (base64), 32 in flight',
+    workload: { body: 'json-base64', content: 'log', size: { kind: 'fixed', bytes: 8 * KiB } },
+    concurrency: 32,
+  },
+};
+
+/** What a sample's function belongs to, from its script URL (first match wins). */
+const CATEGORIES: [string, (url: string, name: string) => boolean][] = [
+  ['gc', (_url, name) => name === '(garbage collector)'],
+  ['idle', (_url, name) => name === '(idle)'],
+  ['native/program', (_url, name) => name === '(program)' || name === '(root)'],
+  ['uWS', (url) => url.includes('uWebSockets.js') || url.includes('uws-pack')],
+  ['http layer (src/http)', (url) => url.includes('/src/http/')],
+  ['parsers (src/upload/parsers)', (url) => url.includes('/src/upload/parsers/')],
+  ['upload actor/service (src/upload)', (url) => url.includes('/src/upload/')],
+  ['storage (src/storage)', (url) => url.includes('/src/storage/')],
+  ['file type/hash (src/media)', (url) => url.includes('/src/media/') || url.includes('xxhash')],
+  ['auth/limits (src/auth, src/limits)', (url) => url.includes('/src/auth/') || url.includes('/src/limits/')],
+  ['domain/db (src/domain, src/db)', (url) => url.includes('/src/domain/') || url.includes('/src/db/')],
+  ['other src', (url) => url.includes('/src/')],
+  ['database client (pg, MikroORM, kysely)', (url) => /node_modules\/(pg|pg-[a-z-]+|@mikro-orm|kysely|postgres-[a-z]+)\//.test(url)],
+  ['logging (pino)', (url) => /node_modules\/(pino|sonic-boom|fast-redact|thread-stream)/.test(url)],
+  ['p-queue / rate limiter', (url) => /node_modules\/(p-queue|rate-limiter-flexible|eventemitter3)/.test(url)],
+  ['other libraries', (url) => url.includes('node_modules')],
+  ['node fs', (url) => /node:internal\/fs|node:fs/.test(url)],
+  ['node streams/buffers', (url) => /node:internal\/(streams|buffer)|node:buffer|node:stream/.test(url)],
+  ['node timers/promises/events', (url) => /node:internal\/(timers|process\/task_queues|event_target|events|abort)|node:events|node:timers/.test(url)],
+  ['node other', (url) => url.startsWith('node:')],
+  ['builtins (no script)', () => true],
+];
+
+function categorize(node: ProfileNode): string {
+  const { url, functionName } = node.callFrame;
+  for (const [name, test] of CATEGORIES) if (test(url, functionName)) return name;
+  return 'builtins (no script)';
+}
+
+function parseArgs(argv: string[]) {
+  const options = {
+    workloads: ['screenshot', 'log'],
+    uploads: 4000,
+    pg: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    out: join(repo, 'bench', 'results', 'profiles'),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const value = () => argv[++i] ?? '';
+    if (arg === '--workload') {
+      const chosen = value();
+      options.workloads = chosen === 'both' ? ['screenshot', 'log'] : [chosen];
+    } else if (arg === '--uploads') options.uploads = Number(value());
+    else if (arg === '--pg') options.pg = value();
+    else if (arg === '--out') options.out = value();
+    else throw new Error(`unknown option ${arg}`);
+  }
+  for (const name of options.workloads) if (!WORKLOADS[name]) throw new Error(`unknown workload ${name}`);
+  return options;
+}
+
+/** Self time of the samples taken between `from` and `to` (wall clock, µs), by category and by function. */
+function summarize(profile: CpuProfile, from: number, to: number) {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const byCategory = new Map<string, number>();
+  const byFunction = new Map<string, number>();
+  let time = profile.startTime;
+  let total = 0;
+  for (let index = 0; index < profile.samples.length; index++) {
+    time += profile.timeDeltas[index]!;
+    if (time < from || time > to) continue;
+    const delta = profile.timeDeltas[index + 1] ?? 0;
+    const node = byId.get(profile.samples[index]!)!;
+    const category = categorize(node);
+    byCategory.set(category, (byCategory.get(category) ?? 0) + delta);
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = url ? `${url.replace(/^.*\/(node_modules|src)\//, '$1/')}:${lineNumber + 1}` : '';
+    const label = `${functionName || '(anonymous)'} ${where}`.trim();
+    byFunction.set(label, (byFunction.get(label) ?? 0) + delta);
+    total += delta;
+  }
+  return { byCategory, byFunction, total };
+}
+
+async function profileWorkload(name: string, options: ReturnType<typeof parseArgs>): Promise<void> {
+  const { workload, concurrency, title } = WORKLOADS[name]!;
+  const dataDir = join(os.tmpdir(), `media-bench-profile-${randomBytes(4).toString('hex')}`);
+  const profileDir = join(options.out, `${new Date().toISOString().replace(/[:.]/g, '-')}-${name}`);
+  await mkdir(profileDir, { recursive: true });
+  const databaseUrl = await resetDatabase(options.pg, 'media_bench_profile');
+  const client = new LoadClient();
+  const service = await startService(
+    {
+      driver: 'fs', databaseUrl, dataDir, s3: null, s3KeyPrefix: '', authSecret: randomBytes(24).toString('hex'),
+      extra: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` },
+    },
+    `service-profile-${name}`,
+  );
+  try {
+    await client.start();
+    const target = { kind: 'http' as const, origin: service.origin, teamId: service.teamId, apiKey: service.apiKey };
+    const job = (uploads: number, seed: number): Job => ({
+      target, workload, concurrency, stop: { kind: 'count', uploads }, honorRetryAfter: true, seed,
+    });
+    await client.run(job(Math.ceil(options.uploads / 4), 1), 300_000);
+    // The profile's timestamps are µs of CLOCK_MONOTONIC (V8's TimeTicks on Linux), as is process.hrtime here.
+    const cpuBefore = await readCpuUs(service.pid);
+    const from = Number(process.hrtime.bigint() / 1000n);
+    const result = await client.run(job(options.uploads, 2), 600_000);
+    const to = Number(process.hrtime.bigint() / 1000n);
+    const cpuAfter = await readCpuUs(service.pid);
+    await client.stop();
+    await service.stop();
+    // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (workers write their own).
+    const file = (await readdir(profileDir)).find((entry) => entry.endsWith('.cpuprofile') && entry.split('.')[4] === '0');
+    if (!file) throw new Error(`no main-thread .cpuprofile in ${profileDir}`);
+    const profile = JSON.parse(await readFile(join(profileDir, file), 'utf8')) as CpuProfile;
+    const { byCategory, byFunction, total } = summarize(profile, from, to);
+    const uploads = result.ok;
+    const busy = total - (byCategory.get('idle') ?? 0);
+    console.log(`\n## ${name}: ${title}`);
+    console.log(`${uploads} uploads in ${result.seconds.toFixed(1)} s (${(uploads / result.seconds).toFixed(0)}/s); statuses ${JSON.stringify(result.statuses)}`);
+    console.log(`service process CPU (utime+stime from /proc) per upload: ${((cpuAfter - cpuBefore) / uploads).toFixed(0)} µs`);
+    console.log(`main thread, sampled, busy per upload: ${(busy / uploads).toFixed(0)} µs (idle ${(((byCategory.get('idle') ?? 0) / total) * 100).toFixed(0)} % of the phase)\n`);
+    console.log('| where | µs per upload | share of busy |\n|---|---:|---:|');
+    for (const [category, micros] of [...byCategory].sort((a, b) => b[1] - a[1])) {
+      if (category === 'idle') continue;
+      console.log(`| ${category} | ${(micros / uploads).toFixed(1)} | ${((micros / busy) * 100).toFixed(1)} % |`);
+    }
+    console.log('\nTop functions by self time (µs per upload):');
+    for (const [label, micros] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
+      if (label.startsWith('(idle)')) continue;
+      console.log(`  ${(micros / uploads).toFixed(1).padStart(7)}  ${label}`);
+    }
+    console.log(`\nprofile: ${join(profileDir, file)}`);
+  } finally {
+    await client.stop().catch(() => undefined);
+    await service.stop().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+    await dropDatabase(options.pg, 'media_bench_profile').catch(() => undefined);
+  }
+}
+
+/** The process's CPU time (user + system) in µs, from /proc. */
+async function readCpuUs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1e6) / 100;
+}
+
+const options = parseArgs(process.argv.slice(2));
+for (const name of options.workloads) await profileWorkload(name, options);
