@@ -2,7 +2,8 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { RawConnection, type ParsedResponse } from '../helpers/raw-connection.ts';
 import { startTestServer, TEST_AUTH_SECRET } from '../helpers/server.ts';
-import { KiB, pngLike, uploadMultipart } from '../helpers/uploads.ts';
+import { heldUpload, KiB, multipartBody, pngLike, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
+import { eventually, sleep } from '../helpers/wait.ts';
 
 // Issue 17.3: HTTP framing as a CDN or proxy in front of the service expects it. Raw sockets, so that
 // what is on the wire (Content-Length, Connection) and whether a connection survives are visible.
@@ -111,18 +112,32 @@ t.test('requests pipelined in one write: none is processed without its answer', 
 });
 
 t.test('a request sent before the previous one is answered waits for it: both answered, in order', async (t) => {
-  const connection = await RawConnection.open(port);
+  // The first request is an upload that waits for the only upload slot, so it is still unanswered,
+  // deterministically, when the second request arrives in a later write.
+  const gated = await startTestServer(t, { settings: { UPLOAD_CONCURRENCY: 1, UPLOAD_QUEUE_LIMIT: 1, RATE_LIMIT_POINTS: 1_000_000 } });
+  const gatedTeam = await gated.createTeam('Gated', 'enterprise');
+  const gate = gated.app.services.gate;
+  const running = heldUpload(gated, gatedTeam.teamId, gatedTeam.key, pngLike(64 * KiB));
+  t.ok(await eventually(() => gate.running === 1), 'the slot is taken');
+
+  const { body, contentType } = multipartBody([{ content: pngLike(4 * KiB), fileName: 'second.png' }]);
+  const connection = await RawConnection.open(gated.app.port);
   t.teardown(() => connection.destroy());
-  connection.write(folderCreation('pipelined-two'));
-  // The second write reaches the server while the first request is still being processed.
-  await new Promise((resolve) => setImmediate(resolve));
+  connection.write(Buffer.concat([
+    Buffer.from(request('POST', uploadPath(gatedTeam.teamId), { Authorization: `Bearer ${gatedTeam.key}`, 'Content-Type': contentType, 'Content-Length': String(body.length) })),
+    body,
+  ]));
+  t.ok(await eventually(() => gate.waiting === 1), 'the upload waits for the slot, its body complete');
   connection.write(request('GET', '/healthz'));
+  await sleep(300);
+  t.notOk(connection.isClosed, 'the connection is not closed by the second request');
+
+  running.finish();
+  t.equal((await running.response).status, 201, 'the slot frees');
   const first = await connection.next();
   const second = await connection.next();
-  t.equal(first.status, 201, 'the folder first');
-  t.equal(first.json?.name, 'pipelined-two');
+  t.equal(first.status, 201, 'the upload is answered first');
   t.equal(second.status, 200, '/healthz second');
-  t.ok((await folderNames()).includes('pipelined-two'), 'created');
   await stillServes(t, connection);
 });
 
