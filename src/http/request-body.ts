@@ -166,7 +166,8 @@ export class RequestBody {
   /** Hands the backlog to the consumer while it is not paused; then resumes the socket or ends. */
   private flush(): void {
     const consumer = this.consumer;
-    if (!consumer || this.abortReason || this.readingSpool || this.endDelivered) return;
+    // A discarded body delivers nothing more, its end included (the rest may still be drained from the socket).
+    if (!consumer || this.abortReason || this.readingSpool || this.endDelivered || this.discarded) return;
     while (!this.consumerPaused && this.queue.length > 0) {
       const chunk = this.queue.shift()!;
       this.queuedBytes -= chunk.length;

@@ -8,7 +8,8 @@ import {
 } from 'uWebSockets.js';
 import { badRequest, requestHeaderFieldsTooLarge, toServiceError } from '../errors/errors.ts';
 import type { ServiceError } from '../errors/service-error.ts';
-import { ClientAbortedError, RequestBody, type BodyBuffering } from './request-body.ts';
+import { afterAnswer, requestFraming, responseFraming, type AfterAnswer } from './framing.ts';
+import { ClientAbortedError, RequestBody, type BodyBuffering, type BodySource } from './request-body.ts';
 import type { Router } from './router.ts';
 import type { HttpRequest, HttpResult, StreamBody } from './types.ts';
 
@@ -127,20 +128,24 @@ export class HttpServer {
     const rawQuery = req.getQuery() ?? '';
     const query = new URLSearchParams(rawQuery);
     const headers: Record<string, string> = {};
+    // Every field as sent, duplicates included: two Content-Length fields must not hide behind one.
+    const fields: Array<[string, string]> = [];
     // The header block's size as sent, near enough: `METHOD /path?query HTTP/1.1`, then `name: value` lines.
     let headerBytes = method.length + path.length + rawQuery.length + 12;
     req.forEach((name, value) => {
       headers[name] = value;
+      fields.push([name, value]);
       headerBytes += name.length + value.length + 4;
     });
     const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
     const suppliedId = headers['x-request-id'];
     const id = suppliedId && REQUEST_ID_PATTERN.test(suppliedId) ? suppliedId : randomUUID();
 
-    const exchange = new Exchange(res, this.logger.child({ requestId: id }));
-    const declared = parseContentLength(headers['content-length']);
-    const hasBody = (declared.value ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
-    const body = new RequestBody(exchange, declared.value, hasBody, this.bodyBuffering);
+    const framing = requestFraming(fields);
+    const exchange = new Exchange(res, this.logger.child({ requestId: id }), framing.valid);
+    // A body whose framing is refused is never read: it counts as one that has not arrived yet.
+    const hasBody = framing.valid ? (framing.contentLength ?? 0) > 0 || framing.chunked : true;
+    const body = new RequestBody(exchange, framing.valid ? framing.contentLength : null, hasBody, this.bodyBuffering);
     res.onAborted(() => {
       exchange.aborted = true;
       exchange.controller.abort();
@@ -149,25 +154,35 @@ export class HttpServer {
     res.onData((chunk, isLast) => {
       // uWS reuses the chunk's memory after this callback returns: push() copies or spools it.
       body.push(new Uint8Array(chunk), isLast);
+      if (isLast) exchange.holdUntilAnswered();
+      else exchange.bodyProgressed();
     });
+    if (!hasBody) exchange.holdUntilAnswered();
 
     const request: HttpRequest = {
       id, method, path, query, headers, params: {}, remoteAddress, body,
       log: exchange.log, signal: exchange.controller.signal,
     };
     this.inFlight++;
-    void this.handle(request, exchange, declared.valid, headerBytes).finally(() => {
-      this.inFlight--;
-      if (this.inFlight === 0) this.onIdle?.();
+    // Started once uWS has parsed everything that arrived with this request. A pipelined request in
+    // the same read makes uWS close the connection (it serves one request at a time), and onAborted
+    // has then fired: such a request is dropped before anything of it is done, rather than done with
+    // its answer lost.
+    setImmediate(() => {
+      const handled = exchange.aborted ? Promise.resolve() : this.handle(request, exchange, framing.valid ? null : framing.reason, headerBytes);
+      void handled.finally(() => {
+        this.inFlight--;
+        if (this.inFlight === 0) this.onIdle?.();
+      });
     });
   }
 
-  private async handle(request: HttpRequest, exchange: Exchange, validLength: boolean, headerBytes: number): Promise<void> {
+  private async handle(request: HttpRequest, exchange: Exchange, framingError: string | null, headerBytes: number): Promise<void> {
     let result: HttpResult;
     let route = UNROUTED;
     let messageKey: string | null = null;
     try {
-      if (!validLength) throw badRequest('The Content-Length header is invalid.');
+      if (framingError !== null) throw badRequest(framingError);
       if (headerBytes > this.maxHeaderBytes) throw requestHeaderFieldsTooLarge(this.maxHeaderBytes);
       // PostgreSQL text cannot hold NUL (a parameter with one fails the query as a protocol error), and no
       // option of ours has a use for it; a NUL can only arrive in a query string as %00.
@@ -202,36 +217,109 @@ function hasNul(query: URLSearchParams): boolean {
   return false;
 }
 
-function parseContentLength(value: string | undefined): { value: number | null; valid: boolean } {
-  if (value === undefined) return { value: null, valid: true };
-  if (!/^\d{1,15}$/.test(value)) return { value: null, valid: false };
-  return { value: Number(value), valid: true };
-}
+/**
+ * uWS closes a connection whose request body arrives slower than 16 KiB/s: its 10 s timer is only
+ * re-armed per 160 KiB received (HttpContext.h, HTTP_RECEIVE_THROUGHPUT_BYTES, compiled in). Its
+ * pause() disarms that timer and resume() arms it for 10 s afresh, so a body that keeps arriving
+ * re-arms it through them, at most this often; a body that stops arriving is answered 408 by the
+ * upload's own idle timer (UPLOAD_IDLE_TIMEOUT_SECONDS, below 10 s) or closed by uWS after 10 s.
+ */
+const REARM_INTERVAL_MS = 1000;
 
-/** One request/response pair on the uWS side. */
-class Exchange {
+/** One request/response pair on the uWS side; also the transport its RequestBody pauses and resumes. */
+class Exchange implements BodySource {
+  /** The client left, or the answer has been written: `res` must not be touched any more. */
   aborted = false;
   readonly controller = new AbortController();
   readonly log: Logger;
   private readonly res: UwsResponse;
+  /** False when the request's body framing was refused: nothing more is read from this connection. */
+  private readonly framingTrusted: boolean;
+  /** The body asked for a pause (backpressure, or not consumed yet). */
+  private bodyPaused = false;
+  /**
+   * The request has arrived whole and waits for its answer: the socket is not read meanwhile, so a
+   * pipelined request stays in the kernel until then (uWS closes a connection on which a request
+   * arrives while another is unanswered).
+   */
+  private holding = false;
+  private socketPaused = false;
+  private lastRearm = 0;
 
-  constructor(res: UwsResponse, log: Logger) {
+  constructor(res: UwsResponse, log: Logger, framingTrusted: boolean) {
     this.res = res;
     this.log = log;
+    this.framingTrusted = framingTrusted;
   }
 
-  private paused = false;
-
   pause(): void {
-    if (this.aborted) return;
-    this.paused = true;
-    this.res.pause();
+    this.bodyPaused = true;
+    this.applyPause();
   }
 
   resume(): void {
-    if (this.aborted) return;
-    this.paused = false;
+    this.bodyPaused = false;
+    this.applyPause();
+  }
+
+  holdUntilAnswered(): void {
+    this.holding = true;
+    this.applyPause();
+  }
+
+  /** A chunk of the body arrived: keeps uWS from closing a slow but steady upload (REARM_INTERVAL_MS). */
+  bodyProgressed(): void {
+    if (this.aborted || this.socketPaused) return;
+    const now = performance.now();
+    if (now - this.lastRearm < REARM_INTERVAL_MS) return;
+    this.lastRearm = now;
+    this.res.pause();
     this.res.resume();
+  }
+
+  private applyPause(): void {
+    if (this.aborted) return;
+    const paused = this.bodyPaused || this.holding;
+    if (paused === this.socketPaused) return;
+    this.socketPaused = paused;
+    if (paused) this.res.pause();
+    else this.res.resume();
+  }
+
+  /**
+   * Settles the connection before the answer is written (see AfterAnswer): an unread body is
+   * discarded, and the socket is resumed to serve the next request or drain the body, or left paused.
+   */
+  private prepareAnswer(request: HttpRequest): AfterAnswer {
+    const after = afterAnswer(request.body, this.framingTrusted);
+    if (after !== 'keep-alive') request.body.discard();
+    this.holding = false;
+    this.bodyPaused = after === 'hold';
+    this.applyPause();
+    return after;
+  }
+
+  /** Status, X-Request-Id, the result's headers and `Connection: close` when the body was not read. */
+  private writeHead(request: HttpRequest, result: HttpResult, after: AfterAnswer, contentType: string | null): void {
+    const res = this.res;
+    res.writeStatus(STATUS_TEXT[result.status] ?? String(result.status));
+    res.writeHeader('X-Request-Id', request.id);
+    if (contentType !== null) res.writeHeader('Content-Type', contentType);
+    for (const [name, value] of Object.entries(result.headers ?? {})) {
+      const lower = name.toLowerCase();
+      if (lower !== 'content-length' && lower !== 'connection') res.writeHeader(name, value);
+    }
+    // uWS's own closeConnection flag is not used: it closes the socket as soon as the answer is
+    // written, and a client still sending its body then meets a reset that can cost it the answer.
+    if (after !== 'keep-alive') res.writeHeader('Connection', 'close');
+  }
+
+  /** Ends an answer that has no body; its Content-Length, if any, is written here, not by uWS. */
+  private endWithoutBody(contentLength: number | null): void {
+    // uWS's endWithoutBody(length) leaves the response pending (the next request on the connection
+    // then closes it), and endWithoutBody(undefined, ...) announces 2^63 bytes: neither is used.
+    if (contentLength !== null) this.res.writeHeader('Content-Length', String(contentLength));
+    this.res.endWithoutBody();
   }
 
   /** Writes the result; resolves when a streamed body has been written (or given up). */
@@ -245,22 +333,13 @@ class Exchange {
       return;
     }
     const payload = result.body === undefined ? undefined : JSON.stringify(result.body);
-    // A body we did not read to the end cannot stay on a keep-alive connection.
-    const closeConnection = !request.body.complete;
-    if (closeConnection) request.body.discard();
+    const framing = responseFraming(request.method, result.status, payload === undefined ? null : Buffer.byteLength(payload));
+    const after = this.prepareAnswer(request);
     const res = this.res;
-    // A paused socket would never read the next request of a keep-alive connection.
-    if (this.paused && !closeConnection) this.resume();
     res.cork(() => {
-      res.writeStatus(STATUS_TEXT[result.status] ?? String(result.status));
-      res.writeHeader('X-Request-Id', request.id);
-      if (payload !== undefined) res.writeHeader('Content-Type', 'application/json; charset=utf-8');
-      for (const [name, value] of Object.entries(result.headers ?? {})) res.writeHeader(name, value);
-      if (request.method === 'HEAD' || result.status === 204 || result.status === 304) {
-        res.endWithoutBody(undefined, closeConnection);
-      } else {
-        res.end(payload ?? '', closeConnection);
-      }
+      this.writeHead(request, result, after, payload === undefined ? null : 'application/json; charset=utf-8');
+      if (framing.sendsBody) res.end(payload ?? '');
+      else this.endWithoutBody(framing.contentLength);
     });
     this.aborted = true;
   }
@@ -275,20 +354,13 @@ class Exchange {
   private async sendStream(request: HttpRequest, result: HttpResult, stream: StreamBody): Promise<void> {
     const res = this.res;
     const total = stream.length;
-    const closeConnection = !request.body.complete;
-    if (closeConnection) request.body.discard();
-    if (this.paused && !closeConnection) this.resume();
-    const bodyless = request.method === 'HEAD' || total === 0 || result.status === 204 || result.status === 304;
+    const framing = responseFraming(request.method, result.status, total);
+    const after = this.prepareAnswer(request);
+    const bodyless = !framing.sendsBody || total === 0;
     res.cork(() => {
-      res.writeStatus(STATUS_TEXT[result.status] ?? String(result.status));
-      res.writeHeader('X-Request-Id', request.id);
-      for (const [name, value] of Object.entries(result.headers ?? {})) {
-        if (name.toLowerCase() !== 'content-length') res.writeHeader(name, value);
-      }
-      if (bodyless) {
-        if (request.method === 'HEAD') res.endWithoutBody(total, closeConnection);
-        else res.end('', closeConnection);
-      }
+      this.writeHead(request, result, after, null);
+      if (!framing.sendsBody) this.endWithoutBody(framing.contentLength);
+      else if (total === 0) res.end('');
     });
     if (bodyless) {
       this.aborted = true;

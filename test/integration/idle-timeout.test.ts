@@ -77,3 +77,28 @@ t.test('a slow client that keeps sending within the idle timeout is not cut off'
   request.end();
   t.equal(await response, 201, 'the upload lands');
 });
+
+t.test('a slow but steady upload (1 KiB/s) is not cut off by uWS\'s minimum throughput after 10 s', async (t) => {
+  // uWS alone closes such a connection after 8-12 s (test/integration/uws-behaviour.test.ts).
+  const server = await startTestServer(t);
+  const team = await server.createTeam('Trickle');
+  const { body, contentType } = multipartBody([{ content: pngLike(14 * 1024), fileName: 'trickle.png' }]);
+  const request = httpRequest(`${server.baseUrl}${uploadPath(team.teamId)}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${team.key}`, 'content-type': contentType, 'content-length': String(body.length) },
+  });
+  const response = new Promise<number>((resolve, reject) => {
+    request.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    request.on('error', reject);
+  });
+  const started = Date.now();
+  for (let offset = 0; offset < body.length; offset += 1024) {
+    request.write(body.subarray(offset, offset + 1024));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  request.end();
+  t.equal(await response, 201, `the upload lands after ${Math.round((Date.now() - started) / 1000)} s`);
+});

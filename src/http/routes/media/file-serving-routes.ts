@@ -162,7 +162,8 @@ export function fileServingRoutes(
     };
     if (etagMatches(request.headers['if-none-match'], etag)) {
       traffic?.countRequest(file.team.id);
-      return { status: 304, headers };
+      // No body, but the length a 200 would have (the server announces it as Content-Length).
+      return { status: 304, headers, stream: { body: EMPTY_BODY, length: size } };
     }
     const range = parseRange(request.headers['range'], size);
     if (range.kind === 'unsatisfiable') {
