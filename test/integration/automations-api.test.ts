@@ -185,6 +185,8 @@ t.test('private and loopback targets are refused while AUTOMATION_ALLOW_PRIVATE_
     'http://127.0.0.1:8080/hook', 'http://localhost/hook', 'http://api.localhost/hook', 'http://10.1.2.3/', 'http://192.168.0.10/',
     'http://172.20.0.1/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]:3000/', 'http://[fd00::1]/', 'http://[::ffff:127.0.0.1]/',
     'http://0.0.0.0/', 'http://100.64.0.1/',
+    // IPv6 forms that embed a private IPv4 address (issue 17.9).
+    'http://[::127.0.0.1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[2002:7f00:1::1]/', 'http://[64:ff9b::127.0.0.1]/',
   ]) {
     const response = await server.media('POST', base(team.teamId), team.key, { body: { name: 'x', url } });
     expectError(t, response, 400, 'error.badRequest');
