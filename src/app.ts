@@ -29,6 +29,8 @@ import { loadXxhash } from './media/content-hash.ts';
 import { MediaPool } from './pool/media-pool.ts';
 import { ServedTrafficCounter } from './domain/media/served-traffic.ts';
 import { createObjectStore } from './storage/create-object-store.ts';
+import { StorageHealth } from './storage/storage-health.ts';
+import { ConfigError } from './config/config.ts';
 import type { ObjectStore } from './storage/object-store.ts';
 import { StorageQuota } from './domain/uploads/storage-quota.ts';
 import { CrashSweeper } from './domain/uploads/crash-sweeper.ts';
@@ -185,12 +187,14 @@ export class Application {
   private servedTraffic: ServedTrafficCounter | null = null;
   private listener: NotificationListener | null = null;
   private automationListener: NotificationListener | null = null;
+  private storageHealth: StorageHealth | null = null;
   private boundPort = 0;
 
   constructor(config: Config, logger: Logger) {
     this.config = config;
     this.logger = logger;
-    for (const route of healthRoutes(() => this.lifecycle)) this.router.add(route);
+    const dependencies = (): Record<string, string | null> => (this.storageHealth ? { storage: this.storageHealth.status.cause } : {});
+    for (const route of healthRoutes(() => this.lifecycle, dependencies)) this.router.add(route);
     this.server = new HttpServer({
       router: this.router,
       logger,
@@ -228,6 +232,7 @@ export class Application {
       }
       this.backend = await Backend.open(this.config, this.logger);
       const { services } = this.backend;
+      await this.checkStorage(services.store);
       this.servedTraffic = new ServedTrafficCounter({ orm: services.orm, logger: this.logger.child({ component: 'served-traffic' }) });
       this.listener = new NotificationListener({
         databaseUrl: this.backend.databaseUrl,
@@ -271,6 +276,17 @@ export class Application {
   }
 
   /**
+   * Storage settings that the storage refuses stop start-up (ConfigError naming the setting);
+   * storage that cannot be reached does not: /healthz reports it until a re-check passes.
+   */
+  private async checkStorage(store: ObjectStore): Promise<void> {
+    this.storageHealth = new StorageHealth({ store, storage: this.config.storage, logger: this.logger.child({ component: 'storage-health' }) });
+    const status = await this.storageHealth.check();
+    if (status.misconfigured) throw new ConfigError(`Invalid configuration: ${status.cause}`);
+    this.storageHealth.start();
+  }
+
+  /**
    * Graceful shutdown (SIGTERM). At once: /healthz answers 503, every new
    * request is refused with 503 and Retry-After, uploads waiting for a slot are
    * refused. Running uploads get SHUTDOWN_GRACE_SECONDS to finish; those still
@@ -300,6 +316,7 @@ export class Application {
     await automationsStopped;
     await this.backend?.services.folderSweeper.stop();
     await this.backend?.services.crashSweeper.stop();
+    await this.storageHealth?.stop();
     this.server.close();
     // The last counts are written while the database is still open.
     await this.servedTraffic?.stop();

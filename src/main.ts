@@ -36,5 +36,7 @@ try {
   await app.start();
 } catch (error) {
   logger.fatal({ err: error }, 'start-up failed');
+  // Settings found wrong only now (the storage refused them) read like those of loadConfig().
+  if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
   process.exit(1);
 }

@@ -118,7 +118,14 @@ async function main(argv: string[]): Promise<number> {
     throw error;
   }
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2);
-  const backend = await Backend.open(config, logger);
+  let backend: Backend;
+  try {
+    backend = await Backend.open(config, logger);
+  } catch (error) {
+    // Start-up failures (database, storage) are the operator's to fix: the message, not a stack trace.
+    process.stderr.write(`Cannot open the database and storage: ${(error as Error).message}\n`);
+    return 1;
+  }
   try {
     const result = await command.run(backend.services, values);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -14,6 +14,8 @@ export interface Config {
   databasePoolSize: number;
   storage: {
     driver: 'fs' | 's3';
+    /** How often the storage is checked for /healthz (StorageHealth). */
+    checkIntervalSeconds: number;
     s3: {
       endpoint: string | null;
       region: string;
@@ -138,6 +140,16 @@ function validate(raw: RawSettings): SettingValues {
   return values as SettingValues;
 }
 
+/** Settings that are only valid together. */
+function checkCombinations(values: SettingValues): void {
+  if (values.STORAGE_DRIVER === 's3' && (values.S3_ACCESS_KEY_ID === null) !== (values.S3_SECRET_ACCESS_KEY === null)) {
+    const [set, missing] = values.S3_ACCESS_KEY_ID === null ? ['S3_SECRET_ACCESS_KEY', 'S3_ACCESS_KEY_ID'] : ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'];
+    throw new ConfigError(
+      `Invalid configuration: ${missing} must be set when ${set} is (or leave both unset for the AWS default credential chain)`,
+    );
+  }
+}
+
 function toConfig(values: SettingValues, cwd: string): Config {
   const host = values.HOST;
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -150,6 +162,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
     databasePoolSize: values.DATABASE_POOL_SIZE,
     storage: {
       driver: values.STORAGE_DRIVER,
+      checkIntervalSeconds: values.STORAGE_CHECK_INTERVAL_SECONDS,
       s3: {
         endpoint: values.S3_ENDPOINT,
         region: values.S3_REGION,
@@ -213,5 +226,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (env.CONFIG_FILE) layers.push(readSettingsFile(resolve(cwd, env.CONFIG_FILE)));
   layers.push(environmentSettings(env));
   if (options.overrides) layers.push(options.overrides);
-  return toConfig(validate(Object.assign({}, ...layers)), cwd);
+  const values = validate(Object.assign({}, ...layers));
+  checkCombinations(values);
+  return toConfig(values, cwd);
 }

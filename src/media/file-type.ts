@@ -68,13 +68,32 @@
  *   markup and script like UTF-8 text, and never matched against binary signatures (FF FE
  *   would otherwise pass for an MPEG audio frame).
  *
- * checkNameAndType() blocks, by extension: html htm xhtml xht shtml mht mhtml (html);
- * svg svgz (svg); js mjs cjs jsx (javascript); sh bash zsh csh ksh bat cmd ps1 psm1
- * (shell script); exe dll com scr msi msp pif cpl elf so dylib app class jar apk vbs vbe
- * jse wsf wsh hta lnk reg (executable). Decisions: '.ts' is NOT blocked (it is also an MPEG
- * transport stream, a video format); '.jar', '.apk' and '.class' ARE blocked by name (runnable
- * packages/code that users open, like '.exe'), though a jar or apk renamed to '.zip' passes
- * as an inert application/zip.
+ * checkNameAndType() blocks by the last extension (lower case; trailing dots, blanks and
+ * '::$DATA' dropped as Windows does), with the reason in brackets:
+ *   - [html] html htm xhtml xht shtml mht mhtml chm: rendered by a browser or the Windows help
+ *     viewer, which run their script;
+ *   - [svg] svg svgz: an image format that carries script;
+ *   - [javascript] js mjs cjs jsx: run by browsers, and by Windows Script Host on double-click;
+ *   - [shell script] sh bash zsh csh ksh command tool bat cmd ps1 psm1 psd1 ps1xml psc1:
+ *     shell, batch and PowerShell scripts (.command/.tool run in macOS Terminal when opened);
+ *   - [script] py pyw pyz pyzw pyc pyo pl rb rbw php phtml phar php3-php7 au3 ahk: interpreted
+ *     programs their installed interpreter (Python launcher, Perl, Ruby, AutoIt, AutoHotkey) runs
+ *     when opened, and PHP that a web server would execute;
+ *   - [executable] exe dll com scr msi msp pif cpl msc elf so dylib app pkg class jar jnlp apk
+ *     vbs vbe jse wsf wsh wsc sct hta reg gadget xll application xbap msix msixbundle appx
+ *     appxbundle appinstaller: native programs, libraries, installers and app packages, Java,
+ *     Windows Script Host and scriptlet files, registry imports, control panel items, ClickOnce;
+ *   - [shortcut] lnk url website library-ms searchconnector-ms appref-ms settingcontent-ms
+ *     desktop scf webloc inetloc fileloc: launchers that open a program, a command line or a
+ *     remote location (WebDAV/SMB, leaking credentials) when opened or even when their folder is
+ *     shown (.scf, .library-ms, .searchconnector-ms);
+ *   - [macro document] docm dotm xlsm xltm xlam xla pptm potm ppam ppsm sldm: macro-enabled
+ *     Office documents and add-ins, whose macros run once the user enables them.
+ * Declared Content-Types of the same kinds are blocked as well (BLOCKED_TYPES below).
+ * Decisions: '.ts' is NOT blocked (it is also an MPEG transport stream, a video format);
+ * '.jar', '.apk' and '.class' ARE blocked by name (runnable packages/code that users open, like
+ * '.exe'), though a jar or apk renamed to '.zip' passes as an inert application/zip. Legacy Office
+ * documents (.doc, .xls, .ppt) can hold macros too but are everyday files and stay allowed.
  */
 
 /** Bytes of the content's start that sniffContent() looks at; more are ignored. */
@@ -550,17 +569,23 @@ const BLOCKED_EXTENSIONS: Record<string, string> = {};
 function blockExtensions(reason: string, extensions: string): void {
   for (const extension of extensions.split(' ')) BLOCKED_EXTENSIONS[extension] = reason;
 }
-blockExtensions('html', 'html htm xhtml xht shtml mht mhtml');
+blockExtensions('html', 'html htm xhtml xht shtml mht mhtml chm');
 blockExtensions('svg', 'svg svgz');
 blockExtensions('javascript', 'js mjs cjs jsx');
-blockExtensions('shell script', 'sh bash zsh csh ksh bat cmd ps1 psm1');
-blockExtensions('executable', 'exe dll com scr msi msp pif cpl elf so dylib app class jar apk vbs vbe jse wsf wsh hta lnk reg');
+blockExtensions('shell script', 'sh bash zsh csh ksh command tool bat cmd ps1 psm1 psd1 ps1xml psc1');
+blockExtensions('script', 'py pyw pyz pyzw pyc pyo pl rb rbw php phtml phar php3 php4 php5 php7 au3 ahk');
+blockExtensions(
+  'executable',
+  'exe dll com scr msi msp pif cpl msc elf so dylib app pkg class jar jnlp apk vbs vbe jse wsf wsh wsc sct hta reg gadget xll application xbap msix msixbundle appx appxbundle appinstaller',
+);
+blockExtensions('shortcut', 'lnk url website library-ms searchconnector-ms appref-ms settingcontent-ms desktop scf webloc inetloc fileloc');
+blockExtensions('macro document', 'docm dotm xlsm xltm xlam xla pptm potm ppam ppsm sldm');
 
 const BLOCKED_TYPES: Record<string, string> = {};
 function blockTypes(reason: string, types: string): void {
   for (const type of types.split(' ')) BLOCKED_TYPES[type] = reason;
 }
-blockTypes('html', 'text/html application/xhtml+xml application/vnd.wap.xhtml+xml application/x-mimearchive');
+blockTypes('html', 'text/html application/xhtml+xml application/vnd.wap.xhtml+xml application/x-mimearchive application/vnd.ms-htmlhelp');
 blockTypes('svg', 'image/svg+xml image/svg-xml');
 blockTypes(
   'javascript',
@@ -572,7 +597,17 @@ blockTypes(
 );
 blockTypes(
   'executable',
-  'application/x-msdownload application/x-msdos-program application/x-dosexec application/vnd.microsoft.portable-executable application/x-ms-dos-executable application/x-executable application/x-elf application/x-sharedlib application/x-mach-binary application/x-mach-o-executable application/x-msi application/x-ms-installer application/x-ole-storage application/hta text/vbscript application/x-vbscript application/java-archive application/x-java-archive application/java-vm application/x-java-applet application/vnd.android.package-archive application/x-ms-shortcut',
+  'application/x-msdownload application/x-msdos-program application/x-dosexec application/vnd.microsoft.portable-executable application/x-ms-dos-executable application/x-executable application/x-elf application/x-sharedlib application/x-mach-binary application/x-mach-o-executable application/x-msi application/x-ms-installer application/x-ole-storage application/hta text/vbscript application/x-vbscript application/java-archive application/x-java-archive application/java-vm application/x-java-applet application/vnd.android.package-archive application/x-ms-shortcut application/x-ms-application application/msix application/msixbundle application/appx application/appxbundle application/appinstaller application/x-java-jnlp-file',
+);
+
+blockTypes(
+  'script',
+  'text/x-python application/x-python application/x-python-code text/x-script.python text/x-perl application/x-perl text/x-ruby application/x-ruby text/x-php application/x-php application/x-httpd-php application/x-httpd-php-source',
+);
+blockTypes('shortcut', 'application/x-mswinurl application/internet-shortcut application/x-url application/x-desktop application/x-ms-appref');
+blockTypes(
+  'macro document',
+  'application/vnd.ms-word.document.macroenabled.12 application/vnd.ms-word.template.macroenabled.12 application/vnd.ms-excel.sheet.macroenabled.12 application/vnd.ms-excel.template.macroenabled.12 application/vnd.ms-excel.addin.macroenabled.12 application/vnd.ms-powerpoint.presentation.macroenabled.12 application/vnd.ms-powerpoint.template.macroenabled.12 application/vnd.ms-powerpoint.addin.macroenabled.12 application/vnd.ms-powerpoint.slideshow.macroenabled.12 application/vnd.ms-powerpoint.slide.macroenabled.12',
 );
 
 /** The bare type of a Content-Type header value: lower case, parameters and blanks removed; null when absent. */

@@ -57,6 +57,13 @@ export interface ObjectStore {
   stat(key: string): Promise<ObjectInfo | null>;
   /** Idempotent: removing a missing object succeeds. */
   remove(key: string): Promise<void>;
+  /**
+   * Whether the storage is usable with the configured settings (s3: the bucket answers a listing of
+   * the service's multipart uploads; fs: the directory can be created and written). Resolves, or
+   * rejects with StorageError: 'unavailable' when it was not reached or answered 5xx, 'failed' when
+   * it refused (wrong bucket, credentials, region, directory permissions).
+   */
+  checkAccess(): Promise<void>;
   /** For the crash sweeper: in-progress uploads (temp files / multipart uploads) started before `olderThan`. */
   listStaleUploads(olderThan: Date): Promise<StaleUpload[]>;
   /** Idempotent: an upload that is already gone is fine. */

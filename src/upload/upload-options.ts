@@ -22,7 +22,7 @@ const UNSAFE_NAME_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\
 // would store U+FFFD in its place, and the upload event's jsonb payload refuses it (a 500 before).
 const UNPAIRED_SURROGATE = /\p{Cs}/u;
 
-/** Tags are compared in lower case; duplicates collapse. */
+/** Spec 2.3: a tag is 1-64 of `a-z 0-9 _ . : @ -`; upper case is invalid, not lower-cased. Duplicates collapse. */
 export function parseTags(value: unknown): string[] {
   let tags: unknown[];
   if (value === undefined || value === null || value === '') return [];
@@ -32,9 +32,9 @@ export function parseTags(value: unknown): string[] {
   const normalised = new Set<string>();
   for (const tag of tags) {
     if (typeof tag !== 'string') throw badRequest('tags must be a list of strings', 'tags');
-    const candidate = tag.trim().toLowerCase();
+    const candidate = tag.trim();
     if (!TAG_PATTERN.test(candidate)) {
-      throw badRequest(`Invalid tag "${tag.slice(0, 80)}": a tag is 1-64 characters of a-z 0-9 _ . : @ -`, 'tags');
+      throw badRequest(`Invalid tag "${tag.slice(0, 80)}": a tag is 1-64 characters of a-z 0-9 _ . : @ - (lower case only)`, 'tags');
     }
     normalised.add(candidate);
   }

@@ -5,7 +5,7 @@ import type { Test } from 'tap';
 import { Application } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { SettingName } from '../../src/config/settings.ts';
-import { createLogger } from '../../src/logging/logger.ts';
+import { createLogger, type Logger } from '../../src/logging/logger.ts';
 import { createTestDatabase } from './database.ts';
 
 export const TEST_AUTH_SECRET = 'test-operator-secret-0123456789';
@@ -46,6 +46,8 @@ export interface StartOptions {
   databaseUrl?: string;
   /** Reuse another instance's DATA_DIR, so fs-driver instances share their files; a fresh one otherwise. */
   dataDir?: string;
+  /** The service's logger (to read what it logs); a silent one otherwise. */
+  logger?: Logger;
 }
 
 /** Starts the whole service in this process on a free port, against a fresh database; stopped at teardown. */
@@ -64,7 +66,7 @@ export async function startTestServer(t: Teardown, options: StartOptions = {}): 
       ...options.settings,
     },
   });
-  const app = new Application(config, createLogger(config.logLevel));
+  const app = new Application(config, options.logger ?? createLogger(config.logLevel));
   await app.start();
   t.teardown(async () => {
     await app.stop();

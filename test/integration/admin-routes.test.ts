@@ -1,4 +1,6 @@
 import t from 'tap';
+import { defaultPlanLimits } from '../../src/domain/plans/plan-limits.ts';
+import { migrate } from '../../src/db/orm.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, TEST_AUTH_SECRET } from '../helpers/server.ts';
 
@@ -81,6 +83,54 @@ t.test('PATCH limits overrides the plan for one team', async (t) => {
   expectError(t, await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { noSuchLimit: 1 }), 400, 'error.badRequest');
   expectError(t, await server.admin('PATCH', '/v1/admin/teams/00000000-0000-4000-8000-000000000000/limits', { maxTeamStorage: 1 }), 404, 'error.notFound');
   expectError(t, await server.admin('PATCH', '/v1/admin/teams/not-a-uuid/limits', { maxTeamStorage: 1 }), 404, 'error.notFound');
+});
+
+t.test('limit overrides are stored as a JSON object; the answers carry only limit names (issue 17.4)', async (t) => {
+  const limitNames = Object.keys(defaultPlanLimits).sort();
+  const storedOverrides = async (teamId: string) => {
+    const client = await connectPg(server.databaseUrl);
+    try {
+      const { rows } = await client.query('select jsonb_typeof(limit_overrides) as type, limit_overrides as value from team where id = $1', [teamId]);
+      return rows[0];
+    } finally {
+      await client.end();
+    }
+  };
+  const team = await server.createTeam('Overrides');
+  t.same(await storedOverrides(team.teamId), { type: 'object', value: {} }, 'a new team has an empty object');
+
+  const patched = await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMembers: 3 });
+  t.equal(patched.status, 200);
+  t.same(Object.keys(patched.body).sort(), limitNames, 'the PATCH answer has exactly the limit names as keys');
+  t.same(await storedOverrides(team.teamId), { type: 'object', value: { maxMembers: 3 } }, 'only the override is stored');
+
+  const usage = await server.media('GET', `/v1/cdn/media/${team.teamId}/usage`, team.key);
+  t.equal(usage.status, 200);
+  t.same(Object.keys(usage.body.limits).sort(), limitNames, '/usage limits have exactly the limit names as keys');
+  t.equal(usage.body.limits.maxMembers, 3);
+});
+
+t.test('the limit-overrides migration repairs the rows stored before the fix (issue 17.4)', async (t) => {
+  const stringDefault = await server.createTeam('OldDefault');
+  const junkKeys = await server.createTeam('OldPatched');
+  const client = await connectPg(server.databaseUrl);
+  t.teardown(() => client.end());
+  // The state the old code left: the JSON string "{}", and after a PATCH the string's characters as keys.
+  await client.query('alter table team drop constraint team_limit_overrides_check');
+  await client.query(`update team set limit_overrides = '"{}"'::jsonb where id = $1`, [stringDefault.teamId]);
+  await client.query(`update team set limit_overrides = '{"0": "{", "1": "}", "maxMembers": 3}'::jsonb where id = $1`, [junkKeys.teamId]);
+  await client.query(`delete from mikro_orm_migrations where name = 'Migration20261123020000LimitOverridesObject'`);
+
+  await migrate(server.app.services.orm);
+
+  const { rows } = await client.query('select id, limit_overrides from team where id = any($1) order by name', [[stringDefault.teamId, junkKeys.teamId]]);
+  t.same(rows, [
+    { id: stringDefault.teamId, limit_overrides: {} },
+    { id: junkKeys.teamId, limit_overrides: { maxMembers: 3 } },
+  ]);
+  await t.rejects(client.query(`update team set limit_overrides = '"{}"'::jsonb where id = $1`, [stringDefault.teamId]), /team_limit_overrides_check/, 'only an object can be stored');
+  const usage = await server.media('GET', `/v1/cdn/media/${junkKeys.teamId}/usage`, junkKeys.key);
+  t.same(Object.keys(usage.body.limits).sort(), Object.keys(defaultPlanLimits).sort());
 });
 
 t.test('POST members creates a member and enforces names and limits', async (t) => {

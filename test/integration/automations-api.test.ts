@@ -43,7 +43,7 @@ t.test('a manager creates, reads, lists, changes, rotates and deletes automation
   const folder = (await server.media('POST', `/v1/cdn/media/${team.teamId}/folders`, team.key, { body: { name: 'shots' } })).body;
 
   const created = await server.media('POST', base(team.teamId), manager.key, {
-    body: { name: ' Screenshots ', url: `${HOOK}#frag`, folderId: folder.id, includeSubfolders: true, tags: ['Map:Dust', 'map:dust', 'srv'] },
+    body: { name: ' Screenshots ', url: `${HOOK}#frag`, folderId: folder.id, includeSubfolders: true, tags: [' map:dust', 'map:dust', 'srv'] },
   });
   t.equal(created.status, 201);
   t.match(created.body, {
@@ -73,6 +73,8 @@ t.test('a manager creates, reads, lists, changes, rotates and deletes automation
   t.match(patched.body, { id, name: 'Renamed', folderId: null, tags: [], enabled: false, url: 'http://hooks.example.com/other', includeSubfolders: true });
   t.notOk('secret' in patched.body);
   expectError(t, await server.media('PATCH', `${base(team.teamId)}/${id}`, manager.key, { body: {} }), 400, 'error.badRequest');
+  expectError(t, await server.media('PATCH', `${base(team.teamId)}/${id}`, manager.key, { body: { tags: ['Crash'] } }), 400, 'error.badRequest');
+  t.same((await server.media('GET', `${base(team.teamId)}/${id}`, manager.key)).body.tags, [], 'an upper-case tag is refused, not lower-cased');
 
   const rotated = await server.media('POST', `${base(team.teamId)}/${id}/rotate-secret`, manager.key);
   t.equal(rotated.status, 200);
@@ -153,6 +155,7 @@ t.test('invalid input is 400 (or 404 for an unknown folder) with the spec body a
     ['unknown event kind', { name: 'x', url: HOOK, eventKinds: ['media.deleted'] }, 400, 'error.badRequest'],
     ['no event kinds', { name: 'x', url: HOOK, eventKinds: [] }, 400, 'error.badRequest'],
     ['bad tag', { name: 'x', url: HOOK, tags: ['no spaces'] }, 400, 'error.badRequest'],
+    ['upper-case tag', { name: 'x', url: HOOK, tags: ['Map:Dust'] }, 400, 'error.badRequest'],
     ['21 tags', { name: 'x', url: HOOK, tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, 400, 'error.badRequest'],
     ['folderId not a uuid', { name: 'x', url: HOOK, folderId: 'shots' }, 400, 'error.badRequest'],
     ['unknown field', { name: 'x', url: HOOK, secret: 'mine' }, 400, 'error.badRequest'],
@@ -182,6 +185,8 @@ t.test('private and loopback targets are refused while AUTOMATION_ALLOW_PRIVATE_
     'http://127.0.0.1:8080/hook', 'http://localhost/hook', 'http://api.localhost/hook', 'http://10.1.2.3/', 'http://192.168.0.10/',
     'http://172.20.0.1/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]:3000/', 'http://[fd00::1]/', 'http://[::ffff:127.0.0.1]/',
     'http://0.0.0.0/', 'http://100.64.0.1/',
+    // IPv6 forms that embed a private IPv4 address (issue 17.9).
+    'http://[::127.0.0.1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[2002:7f00:1::1]/', 'http://[64:ff9b::127.0.0.1]/',
   ]) {
     const response = await server.media('POST', base(team.teamId), team.key, { body: { name: 'x', url } });
     expectError(t, response, 400, 'error.badRequest');

@@ -140,8 +140,8 @@ for (const driver of ['fs', 's3'] as const satisfies Driver[]) {
       t.equal(renamed.status, 200);
       t.match(renamed.body, { id: file.id, fileName: 'renamed.txt', public: true, folderId: null, tags: [], size: file.size ?? Number });
 
-      const tagged = await patch(file.id, { tags: ['Key:Value', 'second', 'key:value'] });
-      t.same(tagged.body.tags, ['key:value', 'second'], 'tags normalised as on upload');
+      const tagged = await patch(file.id, { tags: [' key:value', 'second', 'key:value'] });
+      t.same(tagged.body.tags, ['key:value', 'second'], 'tags trimmed and duplicates collapsed as on upload');
       const replaced = await patch(file.id, { tags: ['only'] });
       t.same(replaced.body.tags, ['only'], 'tags replace all');
 
@@ -181,6 +181,8 @@ for (const driver of ['fs', 's3'] as const satisfies Driver[]) {
         { public: null },
         { tags: 'a,b' },
         { tags: ['Not Valid!'] },
+        { tags: ['Key:Value'] },
+        { tags: ['ok', 'UPPER'] },
         { tags: ['x'.repeat(65)] },
         { tags: Array.from({ length: 21 }, (_, index) => `t${index}`) },
         { tags: null },
@@ -197,6 +199,20 @@ for (const driver of ['fs', 's3'] as const satisfies Driver[]) {
       const after = await server.media('GET', `${base()}`, teamA.key);
       const record = after.body.media.find((media: any) => media.id === file.id);
       t.match(record, { fileName: file.fileName ?? String, public: true, folderId: null, tags: [] }, 'refused updates changed nothing');
+    });
+
+    t.test('PATCH refuses a rename to a blocked file type with 415 and changes nothing (issue 17.1)', async (t) => {
+      const file = await upload(teamA, 'tags=keep');
+      const before = await teamRows(server, teamA.teamId);
+      for (const fileName of ['invoice.hta', 'x.html', 'x.svg', 'x.exe', 'x.js', 'x.sh', 'dir/x.HTML.', 'x.url', 'x.library-ms', 'x.xlsm']) {
+        const refused = await patch(file.id, { fileName, tags: ['other'], public: false });
+        expectError(t, refused, 415, 'error.unsupportedMediaType');
+        t.type(refused.body.value, 'string', `${fileName}: the reason is named`);
+      }
+      t.same(await teamRows(server, teamA.teamId), before, 'no row changed');
+      const listed = (await server.media('GET', `${base()}`, teamA.key)).body.media.find((media: any) => media.id === file.id);
+      t.match(listed, { fileName: file.fileName, public: true, tags: ['keep'] }, 'the record is as before');
+      t.equal((await patch(file.id, { fileName: 'invoice.pdf' })).status, 200, 'a rename to an allowed type passes');
     });
 
     t.test('DELETE removes the row, the object and the counted storage, and purges the link', async (t) => {
@@ -264,7 +280,7 @@ for (const driver of ['fs', 's3'] as const satisfies Driver[]) {
       for (const id of ids) t.match(privateList.body.media.find((media: any) => media.id === id), { public: false, publicUrl: null });
       t.same((await bulk({ action: 'setPublic', ids, public: true })).body, { affected: 3, failed: [] });
 
-      t.same((await bulk({ action: 'addTags', ids, tags: ['one', 'Two'] })).body, { affected: 3, failed: [] });
+      t.same((await bulk({ action: 'addTags', ids, tags: ['one', 'two'] })).body, { affected: 3, failed: [] });
       t.same((await bulk({ action: 'addTags', ids: [ids[0]], tags: ['three', 'one'] })).body, { affected: 1, failed: [] });
       t.same((await bulk({ action: 'removeTags', ids, tags: ['one'] })).body, { affected: 3, failed: [] });
       const tagged = await server.media('GET', `${base()}?tags=two`, teamA.key);
@@ -328,6 +344,8 @@ for (const driver of ['fs', 's3'] as const satisfies Driver[]) {
         { action: 'move', ids: [file.id], folderId: 'x' },
         { action: 'setPublic', ids: [file.id], public: 'no' },
         { action: 'addTags', ids: [file.id], tags: ['BAD TAG'] },
+        { action: 'addTags', ids: [file.id], tags: ['Upper'] },
+        { action: 'removeTags', ids: [file.id], tags: ['one', 'Two'] },
         { action: 'addTags', ids: [file.id], tags: [] },
         { action: 'addTags', ids: [file.id], tags: 'a,b' },
         [],

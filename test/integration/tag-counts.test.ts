@@ -65,7 +65,7 @@ t.test('uploads', async (t) => {
   idsA.push(await upload(teamA, ['server:eu-1', 'map:1']));
   idsA.push(await upload(teamA, ['map:1', 'server:eu-1', 'event:cup']));
   idsA.push(await upload(teamA, ['server:eu-1', 'map:10']));
-  idsA.push(await upload(teamA, ['Server:EU-1', 'server:eu-1', 'docs_1']));
+  idsA.push(await upload(teamA, [' server:eu-1', 'server:eu-1', 'docs_1']));
   idsA.push(await upload(teamA, []));
   const json = await uploadJson(server, teamA.teamId, teamA.key, { file: PNG.toString('base64'), fileName: 'j.png', tags: ['server:eu-1', 'json'] });
   t.equal(json.status, 201);

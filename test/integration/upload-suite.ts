@@ -146,6 +146,9 @@ export async function uploadSuite(t: Test, driver: Driver): Promise<void> {
       const otherTeam = await server.createTeam('OtherFolders', 'enterprise');
       expectError(t, await uploadMultipart(server, otherTeam.teamId, otherTeam.key, file, `folderId=${nested.body.folderId}`), 404, 'error.notFound');
 
+      // Spec 2.3: upper case is an invalid tag, not lower-cased (issue 17.10).
+      expectError(t, await uploadMultipart(server, team.teamId, team.key, file, 'tags=map:1,Map:Dust'), 400, 'error.badRequest');
+      expectError(t, await uploadJson(server, team.teamId, team.key, { file: 'AAAA', fileName: 'x.bin', tags: ['ok', 'OK'] }), 400, 'error.badRequest');
       const afterRefusals = await teamStorageState(server.databaseUrl, team.teamId);
       t.equal(afterRefusals.files, before.files, 'refused uploads left no rows');
       t.equal(afterRefusals.usedStorage, before.usedStorage);

@@ -214,6 +214,10 @@ export function runConformance(t: Test, name: string, makeStore: () => Promise<C
       }
     });
 
+    t.test('checkAccess resolves for a usable store', async (t) => {
+      await t.resolves(store.checkAccess());
+    });
+
     for (const failing of harness.failingStores) {
       t.test(`writer error (${failing.name}) surfaces through onError, finish rejects, nothing is left`, async (t) => {
         const bad = failing.make();

@@ -59,6 +59,15 @@ t.test('fs: keys cannot reach the temp directory', async (t) => {
   await t.rejects(store.abortStaleUpload({ key: '', uploadId: '../escape.part' }), { name: 'StorageError', code: 'invalid-key' });
 });
 
+t.test('fs: checkAccess fails when the directory cannot be created', async (t) => {
+  const parent = await mkdtemp(path.join(tmpdir(), 'object-store-fs-check-'));
+  t.teardown(() => rm(parent, { recursive: true, force: true }));
+  const file = path.join(parent, 'a-file');
+  await writeFile(file, 'not a directory');
+  await t.rejects(new FsObjectStore({ root: path.join(file, 'files') }).checkAccess(), { name: 'StorageError', code: 'failed', message: /is not usable/ });
+  await t.resolves(new FsObjectStore({ root: path.join(parent, 'files') }).checkAccess(), 'a directory that can be created is fine');
+});
+
 const env = process.env;
 const setting = (name: string, fallback: string) => (env[name] === undefined || env[name] === '' ? fallback : env[name]!);
 const s3Settings = {

@@ -268,6 +268,18 @@ t.test('invalid values throw ConfigError naming the setting and the expected for
   t.end();
 });
 
+t.test('S3 credentials come as a pair: one without the other names the missing setting (issue 17.11)', (t) => {
+  configError(t, () => load({ STORAGE_DRIVER: 's3', S3_ACCESS_KEY_ID: 'key' }), 'S3_SECRET_ACCESS_KEY must be set when S3_ACCESS_KEY_ID is');
+  configError(t, () => load({ STORAGE_DRIVER: 's3', S3_SECRET_ACCESS_KEY: 'secret' }), 'S3_ACCESS_KEY_ID must be set when S3_SECRET_ACCESS_KEY is');
+  t.equal(load({ STORAGE_DRIVER: 's3' }).storage.s3.accessKeyId, null, 'neither: the AWS default credential chain');
+  t.equal(load({ STORAGE_DRIVER: 's3', S3_ACCESS_KEY_ID: 'key', S3_SECRET_ACCESS_KEY: 'secret' }).storage.s3.secretAccessKey, 'secret');
+  t.equal(load({ S3_ACCESS_KEY_ID: 'key' }).storage.driver, 'fs', 'ignored with the fs driver');
+  t.equal(load().storage.checkIntervalSeconds, 15, 'STORAGE_CHECK_INTERVAL_SECONDS defaults to 15');
+  t.equal(load({ STORAGE_CHECK_INTERVAL_SECONDS: '2' }).storage.checkIntervalSeconds, 2);
+  configError(t, () => load({ STORAGE_CHECK_INTERVAL_SECONDS: '0' }), 'STORAGE_CHECK_INTERVAL_SECONDS');
+  t.end();
+});
+
 t.test('an invalid secret is not echoed in the error message', (t) => {
   configError(t, () => load({ AUTH_SECRET: 'hunter2-secret' }), 'AUTH_SECRET');
   configError(t, () => load({ DATABASE_URL: 'mysql://admin:s3cr3t-pw@db/x' }), 'DATABASE_URL');

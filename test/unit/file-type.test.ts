@@ -284,6 +284,40 @@ t.test('checkNameAndType blocks by name or declared type alone', (t) => {
   t.end();
 });
 
+t.test('checkNameAndType blocks launchers, scripts and macro documents that run when opened (issue 17.2)', (t) => {
+  const blocked: Record<string, string> = {
+    shortcut: 'url website lnk library-ms searchconnector-ms appref-ms settingcontent-ms desktop scf webloc inetloc fileloc',
+    executable: 'msix msixbundle appx appxbundle appinstaller application xbap reg cpl msc jar jnlp gadget xll wsc sct pkg',
+    'shell script': 'ps1 psm1 psd1 ps1xml psc1 command tool',
+    script: 'py pyz pyw pyzw pyc pyo pl rb rbw php phtml phar php5 au3 ahk',
+    'macro document': 'docm dotm xlsm xltm xlam xla pptm potm ppam ppsm sldm',
+    html: 'chm',
+  };
+  for (const [reason, extensions] of Object.entries(blocked)) {
+    for (const extension of extensions.split(' ')) {
+      t.equal(checkNameAndType(`invoice.${extension}`, null), reason, `.${extension}`);
+      t.equal(checkNameAndType(`INVOICE.${extension.toUpperCase()}. `, 'image/png'), reason, `.${extension} in upper case with a trailing dot`);
+    }
+  }
+  const blockedTypes: [string, string][] = [
+    ['application/vnd.ms-excel.sheet.macroEnabled.12', 'macro document'],
+    ['application/vnd.ms-word.document.macroEnabled.12', 'macro document'],
+    ['application/vnd.ms-powerpoint.presentation.macroEnabled.12', 'macro document'],
+    ['text/x-python', 'script'],
+    ['application/x-httpd-php', 'script'],
+    ['application/x-mswinurl', 'shortcut'],
+    ['application/x-desktop', 'shortcut'],
+    ['application/msix', 'executable'],
+    ['application/vnd.ms-htmlhelp', 'html'],
+  ];
+  for (const [type, reason] of blockedTypes) t.equal(checkNameAndType('upload.bin', type), reason, type);
+  // Look-alikes that stay allowed: the blocked part is not the last extension, or it is an everyday type.
+  for (const name of ['notes.url.txt', 'report.docx', 'sheet.xlsx', 'slides.pptx', 'old.doc', 'budget.xls', 'desktop.png', 'python.log', 'screenshot.py.png']) {
+    t.equal(checkNameAndType(name, null), null, `${name} passes`);
+  }
+  t.end();
+});
+
 t.test('resolveContentType', (t) => {
   const cases: [string | null, string | null, string, string][] = [
     // The sniffed type wins.

@@ -1,12 +1,15 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { badRequest } from '../../errors/errors.ts';
 
 /**
  * Where automations may send. Only http(s) URLs without credentials; and unless
  * AUTOMATION_ALLOW_PRIVATE_TARGETS is set, never to an address that is not
  * publicly routable (loopback, private networks, link-local and cloud metadata,
- * carrier-grade NAT, multicast, reserved). The check runs twice: on the URL when
+ * carrier-grade NAT, multicast, reserved; also as an IPv6 form that embeds such an
+ * IPv4 address). Ranges come from ipaddr.js, which follows the IANA special-purpose
+ * registries. The check runs twice: on the URL when
  * a target is saved (literal addresses, `localhost`), and on every address the
  * host name resolves to when a delivery connects, so a public name that points
  * at an internal address (or is re-pointed later) is refused as well.
@@ -14,42 +17,45 @@ import { badRequest } from '../../errors/errors.ts';
 
 export const MAX_URL_LENGTH = 2048;
 
-const blocked = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv6');
+/** NAT64's well-known prefix (RFC 6052): the IPv4 address is the last 32 bits. */
+const WELL_KNOWN_NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+
+function ipv4From(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 255, low >> 8, low & 255]);
 }
 
-/** IPv4 embedded in an IPv6 address (mapped ::ffff:a.b.c.d, or NAT64 64:ff9b::a.b.c.d), else null. */
-function embeddedIpv4(address: string): string | null {
-  const match = /^(?:::ffff:|64:ff9b::)(?:0:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (match) return match[1]!;
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!hex) return null;
-  const high = parseInt(hex[1]!, 16);
-  const low = parseInt(hex[2]!, 16);
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+/**
+ * The IPv4 address an IPv6 address stands for, for the forms that carry one and reach it:
+ * IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d, RFC 6145), NAT64 with the
+ * well-known prefix (64:ff9b::a.b.c.d), 6to4 (2002:AABB:CCDD::/48) and the deprecated
+ * IPv4-compatible form (::a.b.c.d). Null for any other address.
+ */
+function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const parts = address.parts;
+  const range: string = address.range();
+  if (range === 'ipv4Mapped' || range === 'rfc6145' || (range === 'rfc6052' && address.match(WELL_KNOWN_NAT64))) {
+    return ipv4From(parts[6]!, parts[7]!);
+  }
+  if (range === '6to4') return ipv4From(parts[1]!, parts[2]!);
+  if (parts.slice(0, 6).every((part) => part === 0)) return ipv4From(parts[6]!, parts[7]!);
+  return null;
 }
 
-/** True for an IP address that is not publicly routable. */
+/**
+ * True for an IP address that is not publicly routable. Public means ipaddr.js's 'unicast': in no
+ * special-purpose range (IANA registries: loopback, private, link-local, CGNAT, multicast,
+ * documentation, benchmarking, reserved, unique-local, Teredo, local-use NAT64 64:ff9b:1::/48, ...).
+ * An IPv6 address that carries an IPv4 address (see embeddedIpv4) is judged by that IPv4 address,
+ * so [::127.0.0.1], [::ffff:0:127.0.0.1], [2002:7f00:1::1] and [64:ff9b::127.0.0.1] are refused.
+ */
 export function isPrivateAddress(address: string): boolean {
   const plain = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  const family = isIP(plain);
-  if (family === 4) return blocked.check(plain, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedIpv4(plain);
-    if (v4) return blocked.check(v4, 'ipv4');
-    return blocked.check(plain, 'ipv6');
-  }
-  return false;
+  if (isIP(plain) === 0) return false;
+  const parsed = ipaddr.parse(plain);
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast';
+  const ipv6 = parsed as ipaddr.IPv6;
+  const ipv4 = embeddedIpv4(ipv6);
+  return (ipv4 ?? ipv6).range() !== 'unicast';
 }
 
 function isLocalName(hostname: string): boolean {

@@ -3,7 +3,8 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { Permission, type PermissionName } from '../../auth/permissions.ts';
-import { badRequest, forbidden, notFound } from '../../errors/errors.ts';
+import { badRequest, forbidden, notFound, unsupportedMediaType } from '../../errors/errors.ts';
+import { checkNameAndType } from '../../media/file-type.ts';
 import type { ObjectStore } from '../../storage/object-store.ts';
 import { MAX_TAGS, parseFileName, parseTags } from '../../upload/upload-options.ts';
 import { findFolder } from '../folders/folder-resolver.ts';
@@ -19,6 +20,8 @@ import type { MediaService } from './media.service.ts';
  * - update: every field optional; `{}` answers the record unchanged (200,
  *   updatedAt untouched). Unknown fields, a null fileName/public/tags, or a
  *   malformed folderId are 400; a folderId that is not the team's folder is 404.
+ *   A fileName whose extension uploads refuse (checkNameAndType) is 415, and
+ *   nothing changes.
  * - delete: the row and its size leave the database in one transaction
  *   (team.used_storage keeps equal to the sum of the team's media sizes); the
  *   storage object is removed after the commit. If that removal fails the
@@ -148,6 +151,9 @@ export class MediaEditService {
     const data = parseInput(updateSchema, input);
     if (data.tags !== undefined && !Array.isArray(data.tags)) throw badRequest('tags must be a list of strings', 'tags');
     const fileName = data.fileName === undefined ? undefined : parseFileName(data.fileName);
+    // The same name policy as an upload: a stored file is never renamed to a blocked type.
+    const blocked = fileName === undefined ? null : checkNameAndType(fileName, null);
+    if (blocked) throw unsupportedMediaType(`Blocked file type: ${blocked}`, blocked);
     const tags = data.tags === undefined ? undefined : parseTags(data.tags);
     if (!isUuid(mediaId)) throw notFound('media file', mediaId);
 

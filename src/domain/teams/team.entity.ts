@@ -16,8 +16,15 @@ export const TeamSchema = defineEntity({
     setup: p.boolean().default(false),
     timezone: p.string().length(64).default('UTC'),
     locale: p.string().length(16).default('en'),
-    /** Per-team overrides of the plan's limits, set by the operator route. */
-    limitOverrides: p.json<Partial<PlanLimits>>().default('{}'),
+    /**
+     * Per-team overrides of the plan's limits, set by the operator route. Always a JSON object: a
+     * string default ('{}') would be assigned at create and stored as the JSON string "{}".
+     */
+    limitOverrides: p
+      .json<Partial<PlanLimits>>()
+      .defaultRaw(`'{}'`)
+      .onCreate(() => ({}))
+      .check(`jsonb_typeof(limit_overrides) = 'object'`),
     /** Bytes counted against maxTeamStorage: media, team files, to-do files and backups. */
     usedStorage: p.bigint('number').default(0).check('used_storage >= 0'),
     /** Bytes held by uploads in progress; counted by the quota check, not reported as used. */

@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type { Stats, WriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { access, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { StorageError, assertValidKey, checkRange } from '../object-store.ts';
 import type { ObjectInfo, ObjectStore, ObjectWriter, OpenWriterOptions, ReadOptions, StaleUpload } from '../object-store.ts';
@@ -275,6 +275,15 @@ export class FsObjectStore implements ObjectStore {
    * Temp files whose last write is older than `olderThan`: a writer still writing keeps its file
    * fresh, so only abandoned ones are listed. uploadId is the temp file's name.
    */
+  async checkAccess(): Promise<void> {
+    try {
+      await mkdir(this.#uploadsDir, { recursive: true });
+      await access(this.#uploadsDir, fs.constants.R_OK | fs.constants.W_OK);
+    } catch (error) {
+      throw new StorageError(`The storage directory ${this.root} is not usable: ${(error as Error).message}`, { code: 'failed', operation: 'check', cause: error });
+    }
+  }
+
   async listStaleUploads(olderThan: Date): Promise<StaleUpload[]> {
     let names: string[];
     try {

@@ -93,6 +93,8 @@ const TARGET_MAX_PARTS = 9_000;
 export const DEFAULT_QUEUE_SIZE = 1;
 const DEFAULT_HIGH_WATER_MARK = MiB;
 const DEFAULT_MAX_SOCKETS = 64;
+/** checkAccess() gives up after this (the client's own timeouts are sized for 8 MiB parts). */
+const CHECK_TIMEOUT_MS = 10_000;
 /** How long abort() keeps checking that the key's multipart uploads are really gone. */
 const SWEEP_DEADLINE_MS = 5_000;
 const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -430,6 +432,21 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   /** Multipart uploads under the key prefix initiated before `olderThan` (all pages). */
+  async checkAccess(): Promise<void> {
+    const timeout = AbortSignal.timeout(CHECK_TIMEOUT_MS);
+    try {
+      await this.#client.send(
+        new ListMultipartUploadsCommand({ Bucket: this.bucket, MaxUploads: 1, ...(this.keyPrefix === '' ? {} : { Prefix: this.keyPrefix }) }),
+        { abortSignal: timeout },
+      );
+    } catch (error) {
+      if (timeout.aborted) {
+        throw new StorageError(`S3 check failed: no answer within ${CHECK_TIMEOUT_MS / 1000} s`, { code: 'unavailable', operation: 'check', cause: error });
+      }
+      throw wrap(error, 'check', null);
+    }
+  }
+
   async listStaleUploads(olderThan: Date): Promise<StaleUpload[]> {
     const stale: StaleUpload[] = [];
     let keyMarker: string | undefined;

@@ -1,0 +1,60 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { repo } from '../helpers/service-process.ts';
+
+// `npm run --silent cli` while no service runs: the cli starts and stops the embedded PostgreSQL
+// itself and must leave nothing but its answer (issue 17.12). Embedded pass only, as it does not
+// use TEST_PG_URL.
+if (process.env.TEST_PG_KIND === 'server') {
+  t.pass('covered by the embedded pass');
+  process.exit(0);
+}
+
+const dataDir = await mkdtemp(join(tmpdir(), 'media-cli-'));
+// The embedded PostgreSQL runs as the postgres user, which must be able to enter DATA_DIR.
+await chmod(dataDir, 0o755);
+t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+
+const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATA_DIR: dataDir };
+
+function cli(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('npm', ['run', '--silent', 'cli', '--', ...args], { cwd: repo, env: { ...env, ...extraEnv }, timeout: 120_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+t.test('team create with no running service: the answer on stdout, nothing on stderr, exit 0', async (t) => {
+  const created = await cli(['team', 'create', '--name', 'Alpha']);
+  t.equal(created.stderr, '', 'no stack trace or other output on stderr');
+  t.equal(created.code, 0);
+  const body = JSON.parse(created.stdout);
+  t.match(body, { team: { name: 'Alpha' }, apiKey: { key: /^tws_/ } });
+
+  // Again on the now existing cluster, reading what the first run wrote.
+  const limits = await cli(['team', 'limits', '--team', body.team.id]);
+  t.equal(limits.stderr, '');
+  t.equal(limits.code, 0);
+  t.match(JSON.parse(limits.stdout), { maxMembers: Number });
+  t.notOk(existsSync(join(dataDir, 'postgres', 'postmaster.pid')), 'the cli stopped the PostgreSQL it started');
+});
+
+t.test('a refused command prints the error body only, exit 1', async (t) => {
+  const refused = await cli(['team', 'limits', '--team', '00000000-0000-4000-8000-000000000000']);
+  t.equal(refused.code, 1);
+  t.equal(refused.stdout, '');
+  t.match(JSON.parse(refused.stderr), { status: 404, messageKey: 'error.notFound' }, 'stderr is the spec error body and nothing else');
+});
+
+t.test('a database that cannot be reached: one line naming the cause, no stack trace, exit 1', async (t) => {
+  const failed = await cli(['team', 'create', '--name', 'Gamma'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/media' });
+  t.equal(failed.code, 1);
+  t.equal(failed.stdout, '');
+  t.match(failed.stderr, /^Cannot open the database and storage: .*ECONNREFUSED/);
+  t.notMatch(failed.stderr, /\n\s+at /, 'no stack trace');
+});
