@@ -16,8 +16,6 @@ export interface UploadOptions {
 
 export const MAX_TAGS = 20;
 const TAG_PATTERN = /^[a-z0-9_.:@-]{1,64}$/;
-/** TAG_PATTERN before lower-casing, for the API description (JSON Schema patterns have no flags). */
-const TAG_PATTERN_ANY_CASE = /^[a-zA-Z0-9_.:@-]{1,64}$/;
 const MAX_FILE_NAME_LENGTH = 255;
 // C0/C1 controls, NUL, and the bidirectional overrides that can disguise an extension.
 const UNSAFE_NAME_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
@@ -139,9 +137,9 @@ export const uploadOptionSchemas = {
   folderId: z.uuid().meta({ description: 'Id of an existing folder of the team. Not with folder.' }),
   tag: z
     .string()
-    .regex(TAG_PATTERN_ANY_CASE)
-    .meta({ description: 'A tag: 1-64 characters of a-z 0-9 _ . : @ -, stored in lower case.' }),
+    .regex(TAG_PATTERN)
+    .meta({ description: 'A tag: 1-64 characters of a-z 0-9 _ . : @ -.' }),
   tagList: z
     .string()
-    .meta({ description: `Comma-separated tags (1-64 characters of a-z 0-9 _ . : @ - each, stored in lower case), at most ${MAX_TAGS}.` }),
+    .meta({ description: `Comma-separated tags (1-64 characters of a-z 0-9 _ . : @ - each), at most ${MAX_TAGS}.` }),
 };
