@@ -47,6 +47,7 @@ import { AUTOMATION_EVENTS_CHANNEL } from './domain/automations/automation-chann
 import { AutomationService } from './domain/automations/automation.service.ts';
 import { automationRoutes } from './http/routes/automations/automation-routes.ts';
 import { automationAdminRoutes } from './http/routes/admin/automation-admin-routes.ts';
+import { openApiRoutes } from './http/openapi/openapi-routes.ts';
 
 /** After the grace period, how long aborted uploads and the responses still being written may take. */
 const ABORT_WAIT_MS = 10_000;
@@ -212,6 +213,11 @@ export class Application {
     return this.boundPort;
   }
 
+  /** Every route mounted so far (all of them once started). */
+  get routes(): { method: string; pattern: string }[] {
+    return this.router.list();
+  }
+
   get services(): Services {
     if (!this.backend) throw new Error('the application has not started');
     return this.backend.services;
@@ -262,6 +268,7 @@ export class Application {
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
         ...automationRoutes(services, this.config),
         ...automationAdminRoutes({ automations: services.automations, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...openApiRoutes(),
       ];
       for (const route of routes) this.router.add(route);
       services.folderSweeper.start();

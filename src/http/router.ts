@@ -42,6 +42,11 @@ export class Router {
     this.routes.sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0));
   }
 
+  /** The registered routes' methods and patterns (the API description is checked against these). */
+  list(): { method: Route['method']; pattern: string }[] {
+    return this.routes.map(({ route }) => ({ method: route.method, pattern: route.pattern }));
+  }
+
   match(method: string, path: string): RouteMatch {
     const segments = splitPath(path);
     const allowed = new Set<string>();

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { badRequest, missingArgument } from '../errors/errors.ts';
 import { isUuid } from '../domain/validation.ts';
 import { MAX_FOLDER_DEPTH } from '../domain/folders/media-folder.entity.ts';
@@ -116,3 +117,29 @@ export function parseJsonOptions(fields: Record<string, unknown>): UploadOptions
   checkFolderChoice(options.folderPath, options.folderId);
   return options;
 }
+
+/**
+ * The upload options as the API description (src/http/openapi) shows them. The parsers above
+ * validate (a query string, a streamed JSON body, so no schema library); these schemas are built
+ * from the same limits and patterns, and the integration tests check the answers against them.
+ */
+export const uploadOptionSchemas = {
+  public: z.boolean().meta({ description: 'Visibility; without it the target folder\'s defaultPublic decides, else the route\'s default.' }),
+  fileName: z
+    .string()
+    .min(1)
+    .max(MAX_FILE_NAME_LENGTH)
+    .meta({ description: `Stored file name: the last path segment, trimmed, 1-${MAX_FILE_NAME_LENGTH} characters, no control characters.` }),
+  folder: z
+    .string()
+    .min(1)
+    .meta({ description: `Folder name or path such as \`screenshots/2024\` (at most ${MAX_FOLDER_DEPTH} levels of 1-100 characters); missing folders are created. Not with folderId.` }),
+  folderId: z.uuid().meta({ description: 'Id of an existing folder of the team. Not with folder.' }),
+  tag: z
+    .string()
+    .regex(TAG_PATTERN)
+    .meta({ description: 'A tag: 1-64 characters of a-z 0-9 _ . : @ -.' }),
+  tagList: z
+    .string()
+    .meta({ description: `Comma-separated tags (1-64 characters of a-z 0-9 _ . : @ - each), at most ${MAX_TAGS}.` }),
+};

@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import type { SettingName } from '../../src/config/settings.ts';
 import { createLogger, type Logger } from '../../src/logging/logger.ts';
 import { createTestDatabase } from './database.ts';
+import { assertAnswer } from './openapi-answers.ts';
 
 export const TEST_AUTH_SECRET = 'test-operator-secret-0123456789';
 
@@ -83,6 +84,8 @@ export async function startTestServer(t: Teardown, options: StartOptions = {}): 
     }
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
     const text = await response.text();
+    // Every answer passing through here must match the OpenAPI document (test/helpers/openapi-answers.ts).
+    assertAnswer({ method, path, status: response.status, contentType: response.headers.get('content-type'), text });
     let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : undefined;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import type { Test } from 'tap';
 import { connectPg } from './database.ts';
+import { assertAnswer } from './openapi-answers.ts';
 import type { ApiResponse, TestServer } from './server.ts';
 
 export const KiB = 1024;
@@ -68,6 +69,12 @@ export function send(server: TestServer, method: string, path: string, key: stri
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
         const text = Buffer.concat(chunks).toString();
+        try {
+          assertAnswer({ method, path, status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? null, text });
+        } catch (error) {
+          reject(error);
+          return;
+        }
         let parsed: unknown = text;
         try {
           parsed = JSON.parse(text);

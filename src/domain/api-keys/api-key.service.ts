@@ -11,7 +11,7 @@ import { isUuid, parseInput, uuid } from '../validation.ts';
 import { apiKeyView } from '../views.ts';
 import { ApiKey } from './api-key.entity.ts';
 
-const createApiKeySchema = z.strictObject({
+export const createApiKeySchema = z.strictObject({
   description: z.string().max(255).optional(),
   teamMemberId: uuid.optional(),
   scopes: z

@@ -54,7 +54,7 @@ const fields = {
   enabled: z.boolean(),
 };
 
-const createSchema = z.strictObject({
+export const createSchema = z.strictObject({
   name: fields.name,
   kind: fields.kind.default('webhook'),
   url: fields.url,
@@ -65,7 +65,7 @@ const createSchema = z.strictObject({
   enabled: fields.enabled.optional(),
 });
 
-const updateSchema = z
+export const updateSchema = z
   .strictObject({
     name: fields.name.optional(),
     kind: fields.kind.optional(),

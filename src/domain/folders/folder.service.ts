@@ -43,7 +43,7 @@ const rules = {
   defaultPublic: z.boolean().nullable(),
 };
 
-const createSchema = z.strictObject({
+export const createSchema = z.strictObject({
   name,
   parentId: rules.parentId.optional(),
   retentionDays: rules.retentionDays.optional(),
@@ -51,7 +51,7 @@ const createSchema = z.strictObject({
   defaultPublic: rules.defaultPublic.optional(),
 });
 
-const updateSchema = z
+export const updateSchema = z
   .strictObject({
     name: name.optional(),
     parentId: rules.parentId.optional(),

@@ -37,7 +37,7 @@ export const MAX_BULK_IDS = 100;
 const NOT_FOUND_MESSAGE = 'Could not find media file';
 const TAG_OVERFLOW_MESSAGE = `A file has at most ${MAX_TAGS} tags`;
 
-const updateSchema = z.strictObject({
+export const updateSchema = z.strictObject({
   fileName: z.unknown().optional(),
   public: z.boolean({ message: 'must be true or false' }).optional(),
   folderId: uuid.nullable().optional(),
@@ -50,7 +50,7 @@ const ids = z
   .max(MAX_BULK_IDS, `must hold at most ${MAX_BULK_IDS} ids`);
 const bulkTags = z.array(z.unknown(), { message: 'must be an array of tags' }).min(1, 'must hold at least one tag');
 
-const bulkSchema = z.discriminatedUnion(
+export const bulkSchema = z.discriminatedUnion(
   'action',
   [
     z.strictObject({ action: z.literal('delete'), ids }),

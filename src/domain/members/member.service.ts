@@ -18,20 +18,20 @@ const permissions = z
   .max(200)
   .transform((names) => [...new Set(names)]);
 
-const createMemberSchema = z.strictObject({
+export const createMemberSchema = z.strictObject({
   name: z.string().regex(/^[a-zA-Z0-9_]{3,20}$/, 'must be 3-20 characters of a-z A-Z 0-9 _'),
   permissions,
   groupIds: z.array(uuid).max(100).optional(),
 });
 
-const createGroupSchema = z.strictObject({
+export const createGroupSchema = z.strictObject({
   name: z.string().trim().min(2).max(24),
   permissions,
   color: z.string().regex(/^#([A-Fa-f0-9]{6}|[A-Fa-f0-9]{3})$/, 'must be a hex colour such as #1e90ff').optional(),
   sort: z.number().int().min(0).max(1_000_000).optional(),
 });
 
-const addToGroupSchema = z.strictObject({ groupId: uuid });
+export const addToGroupSchema = z.strictObject({ groupId: uuid });
 
 async function lockTeam(em: EntityManager, teamId: string): Promise<Team> {
   // Locking the team row serialises limit checks of concurrent creations.

@@ -15,7 +15,7 @@ import { apiKeyView, teamMemberView, teamView } from '../views.ts';
 import { effectiveLimits, limitsPatchSchema } from './team-limits.ts';
 import { Team } from './team.entity.ts';
 
-const createTeamSchema = z.strictObject({
+export const createTeamSchema = z.strictObject({
   name: z.string().trim().min(2).max(24),
   plan: z.string().min(1).max(32).default('free'),
 });
