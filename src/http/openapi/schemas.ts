@@ -27,7 +27,12 @@ export const errorBodySchema = z
   })
   .meta({ id: 'Error', description: 'The error body of every 4xx and 5xx answer.' });
 
-export const healthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
+export const healthSchema = z
+  .object({
+    status: z.literal('ok'),
+    dependencies: z.record(z.string(), z.literal('ok')).meta({ description: 'Each dependency checked (e.g. storage) and its state.' }),
+  })
+  .meta({ id: 'Health' });
 
 export const teamSchema = z
   .object({
