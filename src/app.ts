@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import { AUTH_CHANGES_CHANNEL } from './auth/auth-changes.ts';
-import { resolveAuthSecret } from './bootstrap/auth-secret.ts';
+import { announceGeneratedSecret, resolveAuthSecret } from './bootstrap/auth-secret.ts';
 import type { Config } from './config/config.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.ts';
 import { NotificationListener } from './db/notification-listener.ts';
@@ -36,7 +36,7 @@ import { UploadService } from './upload/upload-service.ts';
 import { adminRoutes } from './http/routes/admin/admin-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
-import { HttpServer } from './http/server.ts';
+import { HttpServer, type ListenMode } from './http/server.ts';
 import type { Logger } from './logging/logger.ts';
 import { metricsRoutes } from './http/routes/metrics-routes.ts';
 import { Metrics } from './observability/metrics.ts';
@@ -186,10 +186,13 @@ export class Application {
   private listener: NotificationListener | null = null;
   private automationListener: NotificationListener | null = null;
   private boundPort = 0;
+  private readonly listenMode: ListenMode;
 
-  constructor(config: Config, logger: Logger) {
+  /** `listen.shared`: one of the HTTP_PROCESSES service processes, sharing HOST:PORT with the others (src/start/supervisor.ts). */
+  constructor(config: Config, logger: Logger, options: { listen?: ListenMode } = {}) {
     this.config = config;
     this.logger = logger;
+    this.listenMode = options.listen ?? {};
     for (const route of healthRoutes(() => this.lifecycle)) this.router.add(route);
     this.server = new HttpServer({
       router: this.router,
@@ -214,7 +217,7 @@ export class Application {
   }
 
   async start(): Promise<void> {
-    this.boundPort = await this.server.listen(this.config.host, this.config.port);
+    this.boundPort = await this.server.listen(this.config.host, this.config.port, this.listenMode);
     if (this.config.port === 0) {
       // PORT=0 picks a free port; links derived from the address must name the real one.
       this.config = { ...this.config, port: this.boundPort, publicUrl: this.config.publicUrl.replace(/:0$/, `:${this.boundPort}`) };
@@ -222,10 +225,7 @@ export class Application {
     this.logger.info({ host: this.config.host, port: this.boundPort }, 'listening; starting up');
     try {
       const { secret, generated } = await resolveAuthSecret(this.config.authSecret, this.config.dataDir);
-      if (generated) {
-        // Printed once, on the start that generated it; afterwards it lives only in DATA_DIR/auth-secret.
-        process.stdout.write(`\nGenerated operator secret (authSecret header), stored in ${this.config.dataDir}/auth-secret:\n${secret}\n\n`);
-      }
+      if (generated) announceGeneratedSecret(secret, this.config.dataDir);
       this.backend = await Backend.open(this.config, this.logger);
       const { services } = this.backend;
       this.servedTraffic = new ServedTrafficCounter({ orm: services.orm, logger: this.logger.child({ component: 'served-traffic' }) });

@@ -1,6 +1,7 @@
-import { Application } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { createLogger } from './logging/logger.ts';
+import { runService } from './start/service.ts';
+import { runSupervisor } from './start/supervisor.ts';
 
 let config: Config;
 try {
@@ -12,29 +13,6 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
-const app = new Application(config, logger);
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal }, 'shutting down');
-  try {
-    await app.stop();
-    logger.info('stopped');
-    process.exit(0);
-  } catch (error) {
-    logger.error({ err: error }, 'shutdown failed');
-    process.exit(1);
-  }
-}
-
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
-
-try {
-  await app.start();
-} catch (error) {
-  logger.fatal({ err: error }, 'start-up failed');
-  process.exit(1);
-}
+// HTTP_PROCESSES > 1: this process prepares and supervises that many service processes sharing the port.
+if (config.httpProcesses > 1) await runSupervisor(config, logger.child({ pid: process.pid }));
+else await runService(config, logger);
