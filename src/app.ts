@@ -216,13 +216,18 @@ export class Application {
     return this.backend.services;
   }
 
-  async start(): Promise<void> {
+  private async listen(): Promise<void> {
     this.boundPort = await this.server.listen(this.config.host, this.config.port, this.listenMode);
     if (this.config.port === 0) {
       // PORT=0 picks a free port; links derived from the address must name the real one.
       this.config = { ...this.config, port: this.boundPort, publicUrl: this.config.publicUrl.replace(/:0$/, `:${this.boundPort}`) };
     }
     this.logger.info({ host: this.config.host, port: this.boundPort }, 'listening; starting up');
+  }
+
+  async start(): Promise<void> {
+    // A process sharing the port joins once ready: earlier, it would answer its share of new connections with 503 while its siblings could serve them.
+    if (!this.listenMode.shared) await this.listen();
     try {
       const { secret, generated } = await resolveAuthSecret(this.config.authSecret, this.config.dataDir);
       if (generated) announceGeneratedSecret(secret, this.config.dataDir);
@@ -262,6 +267,7 @@ export class Application {
       services.folderSweeper.start();
       services.crashSweeper.start();
       services.automationDispatcher.start();
+      if (this.listenMode.shared) await this.listen();
       this.lifecycle = 'ready';
       this.logger.info({ port: this.boundPort }, 'ready');
     } catch (error) {
