@@ -1,7 +1,5 @@
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { createLogger } from './logging/logger.ts';
-import { runService } from './start/service.ts';
-import { runSupervisor } from './start/supervisor.ts';
 
 let config: Config;
 try {
@@ -14,5 +12,11 @@ try {
 
 const logger = createLogger(config.logLevel);
 // HTTP_PROCESSES > 1: this process prepares and supervises that many service processes sharing the port.
-if (config.httpProcesses > 1) await runSupervisor(config, logger.child({ pid: process.pid }));
-else await runService(config, logger);
+// Imported on demand: the supervisor stays small without the service's modules (ORM, storage SDKs).
+if (config.httpProcesses > 1) {
+  const { runSupervisor } = await import('./start/supervisor.ts');
+  await runSupervisor(config, logger.child({ pid: process.pid }));
+} else {
+  const { runService } = await import('./start/service.ts');
+  await runService(config, logger);
+}

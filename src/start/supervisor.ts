@@ -1,10 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { announceGeneratedSecret, resolveAuthSecret } from '../bootstrap/auth-secret.ts';
 import type { Config } from '../config/config.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded-postgres.ts';
-import { initOrm, migrate } from '../db/orm.ts';
-import { seedPlans } from '../db/seed.ts';
 import { serviceUnavailable } from '../errors/errors.ts';
 import { healthRoutes } from '../http/routes/health.ts';
 import { Router } from '../http/router.ts';
@@ -14,6 +13,7 @@ import type { MetricsSnapshot } from '../observability/metrics.ts';
 import { isMessage, type ServiceProcessMessage, type SupervisorMessage } from './process-messages.ts';
 
 const SERVICE_PROCESS = fileURLToPath(new URL('./service-process.ts', import.meta.url));
+const MIGRATE_PROCESS = fileURLToPath(new URL('./migrate-process.ts', import.meta.url));
 
 const RESTART_DELAY_MIN_MS = 1_000;
 const RESTART_DELAY_MAX_MS = 30_000;
@@ -52,7 +52,7 @@ type Phase = 'starting' | 'running' | 'stopping';
 
 /**
  * HTTP_PROCESSES > 1: `npm start` becomes this supervisor. It does the one-time work (port, operator
- * secret, embedded PostgreSQL, migrations), then forks that many service processes
+ * secret, embedded PostgreSQL, migrations in a short-lived process), then forks that many service processes
  * (src/start/service-process.ts), each a whole Application with its own database pool, all listening
  * on HOST:PORT with SO_REUSEPORT so that the kernel spreads new connections over them. It restarts
  * a process that dies, gathers /metrics for the process a scrape reached, and on SIGTERM drains them
@@ -128,13 +128,6 @@ export class Supervisor {
       ? null
       : await startEmbeddedPostgres({ dataDir: config.dataDir, databaseName: 'media', log: (line) => this.logger.debug({ postgres: line }) });
     const databaseUrl = config.databaseUrl ?? this.embedded!.url;
-    const orm = await initOrm({ databaseUrl, poolSize: 2, logger: this.logger });
-    try {
-      await migrate(orm);
-      await seedPlans(orm);
-    } finally {
-      await orm.close();
-    }
     const shares = processShares(config);
     this.childEnv = {
       ...process.env,
@@ -144,10 +137,18 @@ export class Supervisor {
       DATABASE_POOL_SIZE: String(shares.databasePoolSize),
       WORKER_THREADS: String(shares.workerThreads),
     };
+    await this.migrate();
     this.logger.info({ ...shares, processes: this.slots.length }, 'starting the service processes');
     // From here the port is shared (SO_REUSEPORT), or the processes could not join; the switch is one synchronous step.
     this.startingServer.stopListening();
     await this.startingServer.listen(config.host, this.port, { shared: true });
+  }
+
+  /** Migrations and seed data, once, in a process of their own (src/start/migrate-process.ts). */
+  private async migrate(): Promise<void> {
+    const child = fork(MIGRATE_PROCESS, [], { env: this.childEnv, stdio: 'inherit' });
+    const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    if (code !== 0) throw new Error(`migrating the database failed (code ${code}, signal ${signal}); its log is above`);
   }
 
   private spawn(slot: Slot): void {
@@ -180,8 +181,10 @@ export class Supervisor {
     for (const finish of slot.collecting.values()) finish(null);
     const details = { process: slot.index, childPid: child.pid, code, signal };
     if (this.phase === 'stopping') {
-      if (code !== 0) this.exitCode = 1;
-      this.logger[code === 0 ? 'info' : 'error'](details, 'service process stopped');
+      // Killed by our SIGTERM: it was still loading, before its handler existed (and before it listened).
+      const clean = code === 0 || signal === 'SIGTERM';
+      if (!clean) this.exitCode = 1;
+      this.logger[clean ? 'info' : 'error'](details, 'service process stopped');
       if (this.slots.every((each) => each.child === null)) this.onAllExited?.();
       return;
     }
