@@ -12,6 +12,9 @@ import { eventually, sleep } from '../helpers/wait.ts';
 // HTTP_PROCESSES=2 (issue 18.6): one `npm start`, a supervisor and two service processes sharing the port,
 // on the embedded PostgreSQL the supervisor owns. Which process holds a connection is read from /proc.
 
+// About 35 s on a quiet machine (a supervisor, two service processes and a replacement, two stray starts); far more when it is loaded.
+t.setTimeout(300_000);
+
 if (process.env.TEST_PG_KIND === 'server') {
   t.pass('covered by the embedded pass');
   process.exit(0);
