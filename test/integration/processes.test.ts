@@ -227,3 +227,14 @@ t.test('HTTP_PROCESSES=2: two processes share the port, uploads, /metrics of bot
   t.equal(await service.exited, 0, 'the supervisor exits 0');
   for (const pid of [...replaced, postgres]) t.ok(await eventually(async () => !(await isRunning(pid))), `pid ${pid} is gone`);
 });
+
+t.test('HTTP_PROCESSES=2: a database that cannot be reached fails the start with exit 1', async (t) => {
+  const dataDir = await tempDataDir(t);
+  const failed = await runToExit(baseEnv(dataDir, {
+    HTTP_PROCESSES: '2', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', AUTH_SECRET: 'unreachable-operator-secret-0123',
+  }));
+  t.equal(failed.code, 1, 'exit 1');
+  t.match(failed.output, 'migrating the database failed', 'the migration process says why');
+  t.match(failed.output, '"msg":"start-up failed"');
+  t.notMatch(failed.output, 'starting the service processes', 'no service process was started');
+});
