@@ -18,10 +18,18 @@ function send(message: ServiceProcessMessage): void {
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel).child({ pid: process.pid });
-const { app, shutdown } = await runService(config, logger, { listen: { shared: true } });
 
-// Supervisor gone (even SIGKILLed): nothing would stop or replace this process, so it drains and exits.
-process.on('disconnect', () => void shutdown('supervisor gone'));
+// Supervisor gone (even SIGKILLed): nothing would stop or replace this process, so it drains and exits;
+// while still starting it has not listened yet, so it just exits.
+let shutdown: ((reason: string) => Promise<void>) | null = null;
+process.on('disconnect', () => {
+  if (shutdown) void shutdown('supervisor gone');
+  else process.exit(1);
+});
+
+const running = await runService(config, logger, { listen: { shared: true } });
+const { app } = running;
+shutdown = running.shutdown;
 
 const { metrics } = app.services;
 let nextRequest = 0;
