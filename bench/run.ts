@@ -3,7 +3,8 @@
  *
  *   --quick                 a one-minute subset (screenshot, log, large multipart; pool micro-benchmark)
  *   --only <a,b,...>        scenarios or groups: screenshot, log, mixed, large (large-multipart,
- *                           large-json), memory (memory-250mb, memory-64x2mib), admission, sweep, pool
+ *                           large-json), memory (memory-250mb, memory-64x2mib), admission, sweep, pool,
+ *                           processes (screenshot and log against HTTP_PROCESSES=1 and 2 side by side)
  *   --driver fs|s3          one storage driver only (default: both)
  *   --own-s3                start a private Ceph RGW for this run (scripts/s3-test-server.sh with
  *                           its own directory and ports: $BENCH_OWN_S3_PORT, default 7490, and
@@ -46,7 +47,7 @@ import type { PoolVsInlineResult } from './pool-vs-inline.ts';
 
 const THROUGHPUT = ['screenshot', 'log', 'mixed', 'large-multipart', 'large-json'] as const;
 const MEMORY = ['memory-250mb', 'memory-64x2mib'] as const;
-const ALL = [...THROUGHPUT, ...MEMORY, 'admission', 'sweep', 'pool'] as const;
+const ALL = [...THROUGHPUT, ...MEMORY, 'admission', 'sweep', 'processes', 'pool'] as const;
 type ScenarioName = (typeof ALL)[number];
 const GROUPS: Record<string, ScenarioName[]> = {
   large: ['large-multipart', 'large-json'],
@@ -270,6 +271,18 @@ export interface SweepRecord {
   skipped?: string;
 }
 
+/** The screenshot or log workload against the service started with HTTP_PROCESSES=processes. */
+export interface ScalingRecord {
+  driver: Driver;
+  scenario: 'screenshot' | 'log';
+  processes: number;
+  summary: Summary | null;
+  /** CPU seconds of the service's whole process tree per second of the phases: the cores it kept busy. */
+  coresBusy: number | null;
+  peakRssMB: number | null;
+  skipped?: string;
+}
+
 export interface BenchReport {
   startedAt: string;
   finishedAt: string;
@@ -294,6 +307,8 @@ export interface BenchReport {
   memory: MemoryRecord[];
   admission: AdmissionRecord[];
   sweep: SweepRecord[];
+  /** Absent in reports written before the processes scenario existed. */
+  scaling?: ScalingRecord[];
   pool: PoolVsInlineResult | null;
   /** Warnings and errors the processes under test logged (pino level >= warn, or anything on stderr). */
   processLogs: { process: string; count: number; first: string[] }[];
@@ -314,6 +329,7 @@ const rssSeries: BenchReport['rssSeries'] = [];
 const memory: MemoryRecord[] = [];
 const admission: AdmissionRecord[] = [];
 const sweep: SweepRecord[] = [];
+const scaling: ScalingRecord[] = [];
 let pool: PoolVsInlineResult | null = null;
 const processLogs: BenchReport['processLogs'] = [];
 const client = new LoadClient();
@@ -524,7 +540,7 @@ async function stopDriver(ctx: DriverContext): Promise<void> {
   }
 }
 
-async function warmUp(ctx: DriverContext): Promise<void> {
+async function warmUp(ctx: DriverContext, targets: TargetId[] = targetsOf(ctx.driver)): Promise<void> {
   const job: Omit<Job, 'target'> = {
     workload: { body: 'multipart', content: 'png', size: { kind: 'fixed', bytes: 64 * KiB } },
     concurrency: 8,
@@ -532,7 +548,7 @@ async function warmUp(ctx: DriverContext): Promise<void> {
     honorRetryAfter: false,
     seed: 1,
   };
-  for (const id of targetsOf(ctx.driver)) {
+  for (const id of targets) {
     try {
       const { maxBytes, skip } = await s3Room(ctx, id, 64e6, 16e6);
       if (skip) continue;
@@ -610,6 +626,68 @@ async function admissionScenarios(ctx: DriverContext): Promise<void> {
         ...(record.skipped ? { skipped: record.skipped } : {}),
       });
     }
+  }
+}
+
+const PROCESS_COUNTS = [1, 2];
+
+/**
+ * The processes rows: the screenshot and log workloads against two services started side by side,
+ * one with HTTP_PROCESSES=1 and one with 2, alternating phase by phase so that drift in the
+ * machine's load hits both alike. CPU and RSS are of each service's whole process tree.
+ */
+async function processesScenario(driver: Driver): Promise<void> {
+  const workloads = SCENARIOS.filter((scenario): scenario is ScenarioDef & { name: ScalingRecord['scenario'] } => scenario.name === 'screenshot' || scenario.name === 'log');
+  log(`processes (${driver}): ${workloads.map((w) => w.title).join('; ')}, at HTTP_PROCESSES=${PROCESS_COUNTS.join(' and ')}, ${rounds} round(s)`);
+  const services = new Map<number, RunningService>();
+  try {
+    for (const processes of PROCESS_COUNTS) {
+      const dataDir = join(workDir, driver, `service-${processes}p`);
+      await rm(dataDir, { recursive: true, force: true });
+      const service = await startService(
+        { driver, databaseUrl, dataDir, s3: s3?.settings ?? null, s3KeyPrefix: servicePrefix(), authSecret, extra: { HTTP_PROCESSES: String(processes) } },
+        `service-${driver}-${processes}p`,
+      );
+      live.add(service);
+      services.set(processes, service);
+    }
+    // Only the service target runs here: a context per service, without references.
+    const contexts = new Map([...services].map(([processes, service]) => [processes, { driver, service, sink: null, fileSink: null, peer: service, dirs: { sinkFiles: '', peerFiles: '' } }]));
+    for (const ctx of contexts.values()) await warmUp(ctx, ['service']);
+    const records: { scenario: ScalingRecord['scenario']; processes: number; record: PhaseRecord }[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      for (const scenario of workloads) {
+        for (const [processes, ctx] of contexts) {
+          const job: Omit<Job, 'target'> = { workload: scenario.workload, concurrency: scenario.concurrency, stop: scenario.stop(driver), honorRetryAfter: false, seed: round };
+          const { record } = await runPhase(ctx, `${scenario.name}-${processes}p`, 'service', round, job, scenario.bytes(driver), scenario.minBytes(driver));
+          phases.push(record);
+          records.push({ scenario: scenario.name, processes, record });
+        }
+      }
+    }
+    for (const scenario of workloads) {
+      for (const processes of PROCESS_COUNTS) {
+        const mine = records.filter((r) => r.scenario === scenario.name && r.processes === processes).map((r) => r.record);
+        const done = mine.filter((p) => p.result);
+        const merged = done.length > 0 ? mergePhases(done.map((p) => p.result!)) : null;
+        const cpu = done.reduce((sum, p) => sum + (p.usage?.cpuSeconds ?? 0), 0);
+        const skipped = mine.find((p) => p.skipped)?.skipped;
+        scaling.push({
+          driver,
+          scenario: scenario.name,
+          processes,
+          summary: merged ? summarize(merged) : null,
+          coresBusy: merged && merged.seconds > 0 ? cpu / merged.seconds : null,
+          peakRssMB: done.length > 0 ? MB(Math.max(...done.map((p) => p.usage?.peakRss ?? 0))) : null,
+          ...(skipped ? { skipped } : {}),
+        });
+      }
+    }
+  } catch (error) {
+    notes.push(`processes (${driver}): ${(error as Error).message.split('\n')[0]}`);
+    log(`processes (${driver}) failed: ${(error as Error).stack}`);
+  } finally {
+    for (const [processes, service] of services) await stopProcess(service, `${service.name} (processes, ${processes})`);
   }
 }
 
@@ -940,6 +1018,7 @@ async function main(): Promise<void> {
         if (ctx) await stopDriver(ctx);
       }
     }
+    if (selected.has('processes')) await processesScenario(driver);
     await memoryScenarios(driver);
   }
 
@@ -963,6 +1042,7 @@ async function main(): Promise<void> {
     memory,
     admission,
     sweep,
+    scaling,
     pool,
     processLogs,
     files: { markdown: relative(repo, mdFile), json: relative(repo, jsonFile), charts: charts.map((file) => relative(repo, file)) },

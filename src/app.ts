@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import { AUTH_CHANGES_CHANNEL } from './auth/auth-changes.ts';
-import { resolveAuthSecret } from './bootstrap/auth-secret.ts';
+import { announceGeneratedSecret, resolveAuthSecret } from './bootstrap/auth-secret.ts';
 import type { Config } from './config/config.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.ts';
 import { NotificationListener } from './db/notification-listener.ts';
@@ -38,7 +38,7 @@ import { UploadService } from './upload/upload-service.ts';
 import { adminRoutes } from './http/routes/admin/admin-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
-import { HttpServer } from './http/server.ts';
+import { HttpServer, type ListenMode } from './http/server.ts';
 import type { Logger } from './logging/logger.ts';
 import { metricsRoutes } from './http/routes/metrics-routes.ts';
 import { Metrics } from './observability/metrics.ts';
@@ -190,10 +190,13 @@ export class Application {
   private automationListener: NotificationListener | null = null;
   private storageHealth: StorageHealth | null = null;
   private boundPort = 0;
+  private readonly listenMode: ListenMode;
 
-  constructor(config: Config, logger: Logger) {
+  /** `listen.shared`: one of the HTTP_PROCESSES service processes, sharing HOST:PORT with the others (src/start/supervisor.ts). */
+  constructor(config: Config, logger: Logger, options: { listen?: ListenMode } = {}) {
     this.config = config;
     this.logger = logger;
+    this.listenMode = options.listen ?? {};
     const dependencies = (): Record<string, string | null> => (this.storageHealth ? { storage: this.storageHealth.status.cause } : {});
     for (const route of healthRoutes(() => this.lifecycle, dependencies)) this.router.add(route);
     this.server = new HttpServer({
@@ -223,19 +226,21 @@ export class Application {
     return this.backend.services;
   }
 
-  async start(): Promise<void> {
-    this.boundPort = await this.server.listen(this.config.host, this.config.port);
+  private async listen(): Promise<void> {
+    this.boundPort = await this.server.listen(this.config.host, this.config.port, this.listenMode);
     if (this.config.port === 0) {
       // PORT=0 picks a free port; links derived from the address must name the real one.
       this.config = { ...this.config, port: this.boundPort, publicUrl: this.config.publicUrl.replace(/:0$/, `:${this.boundPort}`) };
     }
     this.logger.info({ host: this.config.host, port: this.boundPort }, 'listening; starting up');
+  }
+
+  async start(): Promise<void> {
+    // A process sharing the port joins once ready: earlier, it would answer its share of new connections with 503 while its siblings could serve them.
+    if (!this.listenMode.shared) await this.listen();
     try {
       const { secret, generated } = await resolveAuthSecret(this.config.authSecret, this.config.dataDir);
-      if (generated) {
-        // Printed once, on the start that generated it; afterwards it lives only in DATA_DIR/auth-secret.
-        process.stdout.write(`\nGenerated operator secret (authSecret header), stored in ${this.config.dataDir}/auth-secret:\n${secret}\n\n`);
-      }
+      if (generated) announceGeneratedSecret(secret, this.config.dataDir);
       this.backend = await Backend.open(this.config, this.logger);
       const { services } = this.backend;
       await this.checkStorage(services.store);
@@ -274,6 +279,7 @@ export class Application {
       services.folderSweeper.start();
       services.crashSweeper.start();
       services.automationDispatcher.start();
+      if (this.listenMode.shared) await this.listen();
       this.lifecycle = 'ready';
       this.logger.info({ port: this.boundPort }, 'ready');
     } catch (error) {

@@ -1,4 +1,3 @@
-import { Application } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { createLogger } from './logging/logger.ts';
 
@@ -12,31 +11,12 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
-const app = new Application(config, logger);
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal }, 'shutting down');
-  try {
-    await app.stop();
-    logger.info('stopped');
-    process.exit(0);
-  } catch (error) {
-    logger.error({ err: error }, 'shutdown failed');
-    process.exit(1);
-  }
-}
-
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
-
-try {
-  await app.start();
-} catch (error) {
-  logger.fatal({ err: error }, 'start-up failed');
-  // Settings found wrong only now (the storage refused them) read like those of loadConfig().
-  if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
-  process.exit(1);
+// HTTP_PROCESSES > 1: this process prepares and supervises that many service processes sharing the port.
+// Imported on demand: the supervisor stays small without the service's modules (ORM, storage SDKs).
+if (config.httpProcesses > 1) {
+  const { runSupervisor } = await import('./start/supervisor.ts');
+  await runSupervisor(config, logger.child({ pid: process.pid }));
+} else {
+  const { runService } = await import('./start/service.ts');
+  await runService(config, logger);
 }

@@ -204,6 +204,27 @@ export function renderMarkdown(report: BenchReport): string {
     out();
   }
 
+  const scaling = report.scaling ?? [];
+  if (scaling.length > 0) {
+    out(`**HTTP_PROCESSES** (the same workloads against a service started with 1 and with 2 service processes, phases alternating; ${m.cores} cores shared by the service, PostgreSQL and the load client; CPU and RSS of the service's whole process tree):`);
+    out();
+    out('| driver | workload | processes | uploads/s | MB/s | vs 1 process | p50 / p99 ms | cores busy | errors | peak RSS MB |');
+    out('|---|---|---:|---:|---:|---:|---|---:|---|---:|');
+    for (const row of scaling) {
+      const s = row.summary;
+      if (!s) {
+        out(`| ${row.driver} | ${SCENARIO_TITLES[row.scenario]} | ${row.processes} | ${row.skipped ?? 'no result'} | | | | | | |`);
+        continue;
+      }
+      const one = scaling.find((other) => other.driver === row.driver && other.scenario === row.scenario && other.processes === 1)?.summary;
+      out(
+        `| ${row.driver} | ${SCENARIO_TITLES[row.scenario]} | ${row.processes} | ${num(s.uploadsPerSecond)} | ${num(s.mbPerSecond, 1)} | ${times(ratio(s.uploadsPerSecond, one?.uploadsPerSecond))} | ` +
+          `${num(s.p50)} / ${num(s.p99)} | ${num(row.coresBusy, 2)} | ${errors(s)} | ${num(row.peakRssMB)} |`,
+      );
+    }
+    out();
+  }
+
   const charts = report.files.charts;
   if (charts.length > 0) {
     for (const chart of charts) out(`![${chart.includes('sweep') ? 'throughput and p99 against concurrency' : 'RSS over time'}](${chart})`);

@@ -58,8 +58,10 @@ export async function startNode(name: string, args: string[], env: Record<string
         if (problems.first.length < 20) problems.first.push(line.slice(0, 600));
       }
       try {
-        const parsed = JSON.parse(line) as { ready?: boolean; msg?: string; port?: number };
-        if ((parsed.ready === true || parsed.msg === 'ready') && typeof parsed.port === 'number') {
+        const parsed = JSON.parse(line) as { ready?: boolean; msg?: string; port?: number; pid?: number };
+        // With HTTP_PROCESSES > 1 each service process logs "ready" (with its own pid) before the supervisor does.
+        const own = parsed.pid === undefined || parsed.pid === child.pid;
+        if ((parsed.ready === true || parsed.msg === 'ready') && typeof parsed.port === 'number' && own) {
           clearTimeout(timer);
           resolve(parsed.port);
         }

@@ -29,3 +29,8 @@ export async function resolveAuthSecret(configured: string | null, dataDir: stri
   }
   return { secret, generated: true };
 }
+
+/** Printed once, on the start that generated the secret; afterwards it lives only in DATA_DIR/auth-secret. */
+export function announceGeneratedSecret(secret: string, dataDir: string): void {
+  process.stdout.write(`\nGenerated operator secret (authSecret header), stored in ${dataDir}/auth-secret:\n${secret}\n\n`);
+}

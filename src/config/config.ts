@@ -7,6 +7,8 @@ import { settingNames, settings, type SettingName, type SettingValues } from './
 export interface Config {
   host: string;
   port: number;
+  /** Service processes sharing HOST:PORT (HTTP_PROCESSES, "auto" resolved to the cores); 1: this process serves alone. */
+  httpProcesses: number;
   /** Base address of this service as clients reach it; links are built from it. */
   publicUrl: string;
   dataDir: string;
@@ -156,6 +158,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
   return {
     host,
     port: values.PORT,
+    httpProcesses: values.HTTP_PROCESSES === 'auto' ? availableParallelism() : values.HTTP_PROCESSES,
     publicUrl: (values.PUBLIC_URL ?? `http://${urlHost}:${values.PORT}`).replace(/\/+$/, ''),
     dataDir: resolve(cwd, values.DATA_DIR),
     databaseUrl: values.DATABASE_URL,

@@ -31,6 +31,7 @@ const redisUrl = z.url({ protocol: /^rediss?$/ });
 export const settings = {
   HOST: setting(z.string().min(1), 'a host name or IP address'),
   PORT: setting(integer(0, 65535), 'an integer from 0 to 65535'),
+  HTTP_PROCESSES: setting(z.union([z.literal('auto'), integer(1, 1024)]), 'an integer from 1 to 1024, or "auto" for the number of cores'),
   PUBLIC_URL: setting(httpUrl.nullable(), 'an http(s) URL, the base address clients reach this service at'),
   DATA_DIR: setting(z.string().min(1), 'a directory path'),
   DATABASE_URL: setting(postgresUrl.nullable(), 'a postgres:// connection URL, or unset for the embedded database'),

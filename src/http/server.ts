@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { MAX_HEADER_BYTES } from './uws-limits.ts';
 import {
   App, us_listen_socket_close, us_socket_local_port,
-  type HttpRequest as UwsRequest, type HttpResponse as UwsResponse, type TemplatedApp, type us_listen_socket, type us_socket,
+  type HttpRequest as UwsRequest, type HttpResponse as UwsResponse, type ListenOptions, type TemplatedApp, type us_listen_socket, type us_socket,
 } from 'uWebSockets.js';
 import { badRequest, requestHeaderFieldsTooLarge, toServiceError } from '../errors/errors.ts';
 import type { ServiceError } from '../errors/service-error.ts';
@@ -20,6 +20,24 @@ const STATUS_TEXT: Record<number, string> = {
   415: '415 Unsupported Media Type', 416: '416 Range Not Satisfiable', 429: '429 Too Many Requests', 431: '431 Request Header Fields Too Large',
   500: '500 Internal Server Error', 502: '502 Bad Gateway', 503: '503 Service Unavailable',
 };
+
+/**
+ * uSockets sets SO_REUSEPORT on every listen socket unless told otherwise, so on Linux a second
+ * process listening on the same port would silently get a share of the connections. The values
+ * are those of the declarations' ListenOptions enum, which the runtime module does not export.
+ */
+const LISTEN_EXCLUSIVE_PORT: ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+const LISTEN_SHARED_PORT: ListenOptions.LIBUS_LISTEN_DEFAULT = 0;
+
+/** How the listen socket treats other sockets on the same address. */
+export interface ListenMode {
+  /**
+   * false (default): the port is this process's alone; listening fails while anything else
+   * listens on it, and anything else fails while we do. true: SO_REUSEPORT, the kernel spreads
+   * new connections over every process listening with it (HTTP_PROCESSES > 1).
+   */
+  shared?: boolean;
+}
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -78,11 +96,15 @@ export class HttpServer {
     this.app.any('/*', (res, req) => this.onRequest(res, req));
   }
 
-  async listen(host: string, port: number): Promise<number> {
+  async listen(host: string, port: number, mode: ListenMode = {}): Promise<number> {
+    // uWS takes (host, port, options, callback) as well; the declarations list options only without a host.
+    const listen = this.app.listen as unknown as (
+      host: string, port: number, options: ListenOptions, cb: (socket: us_listen_socket | false) => void,
+    ) => TemplatedApp;
     return new Promise((resolve, reject) => {
-      this.app.listen(host, port, (socket) => {
+      listen.call(this.app, host, port, mode.shared ? LISTEN_SHARED_PORT : LISTEN_EXCLUSIVE_PORT, (socket) => {
         if (!socket) {
-          reject(new Error(`Cannot listen on ${host}:${port}`));
+          reject(new Error(`Cannot listen on ${host}:${port} (another process listens there, or the address is not this machine's)`));
           return;
         }
         this.listenSocket = socket;

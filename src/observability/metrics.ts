@@ -1,5 +1,5 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** What the upload gauges read at scrape time (AdmissionGate has both). */
 export interface UploadGateView {
@@ -11,6 +11,12 @@ export interface UploadGateView {
 export interface WorkerPoolView {
   readonly utilization: number;
 }
+
+/** One process's metrics as prom-client's getMetricsAsJSON() gives them; plain data, sent between processes. */
+export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+
+/** The snapshots of the other service processes (HTTP_PROCESSES > 1), for a scrape that reached this one. */
+export type PeerMetrics = () => Promise<MetricsSnapshot[]>;
 
 export type UploadOutcome = 'created' | 'refused' | 'failed' | 'aborted';
 
@@ -39,6 +45,7 @@ export class Metrics {
   /** StorageError failures of uploads (opening, writing or finishing the object), by StorageError code. */
   readonly storageWriterErrors: Counter<'code'>;
 
+  private peers: PeerMetrics | null = null;
   private gate: UploadGateView | null = null;
   private pool: WorkerPoolView | null = null;
   private readonly eventLoop: IntervalHistogram;
@@ -99,8 +106,9 @@ export class Metrics {
     });
     new Gauge({
       name: 'media_worker_pool_utilization',
-      help: 'Share of the worker pool thread time spent running tasks, 0 to 1',
+      help: 'Share of the worker pool thread time spent running tasks, 0 to 1 (the mean over the service processes)',
       registers,
+      aggregator: 'average',
       collect() {
         this.set(metrics.pool?.utilization ?? 0);
       },
@@ -110,12 +118,36 @@ export class Metrics {
     this.eventLoop.enable();
     // Each scrape reads the delays since the previous one, then starts a fresh window.
     const eventLoopGauge = (name: string, help: string, read: (histogram: IntervalHistogram) => number) =>
-      new Gauge({ name, help, registers, collect() {
+      new Gauge({ name, help, registers, aggregator: 'max', collect() {
         this.set(metrics.eventLoop.count > 0 ? read(metrics.eventLoop) / NS_PER_SECOND : 0);
       } });
-    eventLoopGauge('media_event_loop_delay_p50_seconds', 'Median event-loop delay since the previous scrape', (h) => h.percentile(50));
-    eventLoopGauge('media_event_loop_delay_p99_seconds', '99th percentile event-loop delay since the previous scrape', (h) => h.percentile(99));
-    eventLoopGauge('media_event_loop_delay_max_seconds', 'Largest event-loop delay since the previous scrape', (h) => h.max);
+    eventLoopGauge('media_event_loop_delay_p50_seconds', 'Median event-loop delay since the previous scrape (the worst service process)', (h) => h.percentile(50));
+    eventLoopGauge('media_event_loop_delay_p99_seconds', '99th percentile event-loop delay since the previous scrape (the worst service process)', (h) => h.percentile(99));
+    eventLoopGauge('media_event_loop_delay_max_seconds', 'Largest event-loop delay since the previous scrape (the worst service process)', (h) => h.max);
+    // Summed over the processes a scrape gathered: fewer than HTTP_PROCESSES when one did not answer in time.
+    new Gauge({
+      name: 'media_metrics_processes',
+      help: 'Service processes whose metrics this scrape includes',
+      registers,
+      collect() {
+        this.set(1);
+      },
+    });
+  }
+
+  /**
+   * With HTTP_PROCESSES > 1 a scrape reaches one process; from then on render() answers for all
+   * of them: counters, histograms and upload gauges summed, event-loop delays the worst process's.
+   */
+  includePeers(peers: PeerMetrics): void {
+    this.peers = peers;
+  }
+
+  /** This process's metrics as data (for the process a scrape reached); resets the event-loop window. */
+  async snapshot(): Promise<MetricsSnapshot> {
+    const snapshot = await this.registry.getMetricsAsJSON();
+    this.eventLoop.reset();
+    return snapshot;
   }
 
   /** Binds the gauges to the backend's admission gate and worker pool once they exist. */
@@ -131,8 +163,12 @@ export class Metrics {
     else if (status === 503 && messageKey === 'error.media.uploadBusy') this.uploadBusy.inc();
   }
 
-  /** The Prometheus text exposition; resets the event-loop window. */
+  /** The Prometheus text exposition (of every service process once includePeers() was called); resets the event-loop window. */
   async render(): Promise<string> {
+    if (this.peers) {
+      const [own, peers] = await Promise.all([this.snapshot(), this.peers()]);
+      return AggregatorRegistry.aggregate([own, ...peers]).metrics();
+    }
     const text = await this.registry.metrics();
     this.eventLoop.reset();
     return text;

@@ -15,13 +15,15 @@ export interface RunningService {
 }
 
 /**
- * Starts the service with exactly `env` and resolves once it logs "ready" with its port.
+ * Starts the service with exactly `env` and resolves once it logs "ready" with its port (or the line
+ * `isReady` picks: with HTTP_PROCESSES > 1 each service process logs "ready" before the supervisor does).
  * A child still running at teardown is SIGKILLed.
  */
 export async function spawnService(
   t: { teardown(fn: () => unknown): void },
-  options: { env: Record<string, string>; cwd?: string },
+  options: { env: Record<string, string>; cwd?: string; isReady?: (line: string) => boolean },
 ): Promise<RunningService> {
+  const isReady = options.isReady ?? ((line: string) => line.includes('"msg":"ready"'));
   const child = spawn(process.execPath, ['src/main.ts'], { cwd: options.cwd ?? repo, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
@@ -32,7 +34,7 @@ export async function spawnService(
     const timer = setTimeout(() => reject(new Error(`service did not become ready:\n${output.join('\n')}`)), 60_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       output.push(line);
-      if (line.includes('"msg":"ready"')) {
+      if (isReady(line)) {
         clearTimeout(timer);
         resolvePort(JSON.parse(line).port);
       }
