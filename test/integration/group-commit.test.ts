@@ -1,4 +1,6 @@
 import t, { type Test } from 'tap';
+import { randomUUID } from 'node:crypto';
+import { GroupCommit, type UploadCommitRecord } from '../../src/domain/uploads/group-commit.ts';
 import { connectPg, type PgClient } from '../helpers/database.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { driverSettings, settledObjects } from '../helpers/storage.ts';
@@ -160,4 +162,32 @@ t.test('a batch in which one upload targets a folder deleted meanwhile fails onl
   t.equal(records.events, 7);
   t.equal(records.tagCount, 7);
   t.equal((await settledObjects('fs', first.dataDir, team.teamId, 7)).objects.length, 7, "the refused upload's file is removed");
+});
+
+t.test('a batch the database refuses as a whole is retried upload by upload, so only the culprit fails', async (t) => {
+  const team = await createTeam('Culprit', null);
+  const groupCommit = new GroupCommit({ orm: first.app.services.orm, maxBatch: 64 });
+  const record = (name: string, contentType = 'image/png'): UploadCommitRecord => {
+    const mediaId = randomUUID();
+    return {
+      mediaId, teamId: team.teamId, folderId: null, fileName: name, storageKey: `media/${team.teamId}/${mediaId}`, size: 100, contentType,
+      hash: null, isPublic: false, tags: ['burst'], uploadedByKeyId: null, createdAt: new Date(), eventId: randomUUID(), payload: { media: { id: mediaId } },
+    };
+  };
+  // The first goes out alone at once; the next three wait for it and go out together.
+  const lead = groupCommit.commit(record('lead.png'));
+  const batch = [
+    groupCommit.commit(record('a.png')),
+    groupCommit.commit(record('bad.png', 'x'.repeat(300))), // longer than the column: the statement fails
+    groupCommit.commit(record('b.png')),
+  ];
+  const outcomes = await Promise.allSettled([lead, ...batch]);
+  t.same(outcomes.map((outcome) => outcome.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  t.same(outcomes.filter((outcome) => outcome.status === 'fulfilled').map((outcome) => outcome.value.outcome), ['committed', 'committed', 'committed']);
+  const records = await teamRecords(team.teamId);
+  t.equal(records.files, 3);
+  t.equal(records.events, 3);
+  t.equal(records.tagCount, 3);
+  const state = await teamStorageState(first.databaseUrl, team.teamId);
+  t.equal(state.usedStorage, 300);
 });
