@@ -15,6 +15,7 @@ import { createCdnPurger } from './domain/media/cdn-purge.ts';
 import { MediaEditService } from './domain/media/media-edit.service.ts';
 import { MediaService } from './domain/media/media.service.ts';
 import { MemberService } from './domain/members/member.service.ts';
+import { TEAM_LIMITS_CHANNEL, TeamStateCache } from './domain/teams/team-state-cache.ts';
 import { TeamService } from './domain/teams/team.service.ts';
 import { serviceUnavailable } from './errors/errors.ts';
 import { Router } from './http/router.ts';
@@ -34,6 +35,8 @@ import { ConfigError } from './config/config.ts';
 import type { ObjectStore } from './storage/object-store.ts';
 import { StorageQuota } from './domain/uploads/storage-quota.ts';
 import { CrashSweeper } from './domain/uploads/crash-sweeper.ts';
+import { GroupCommit } from './domain/uploads/group-commit.ts';
+import { UploadCommitter } from './domain/uploads/upload-commit.ts';
 import { UploadService } from './upload/upload-service.ts';
 import { adminRoutes } from './http/routes/admin/admin-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
@@ -52,11 +55,17 @@ import { openApiRoutes } from './http/openapi/openapi-routes.ts';
 /** After the grace period, how long aborted uploads and the responses still being written may take. */
 const ABORT_WAIT_MS = 10_000;
 const RESPONSE_WAIT_MS = 5_000;
+/** Most uploads of one team committed in one statement (group commit). */
+const GROUP_COMMIT_MAX_BATCH = 64;
+/** Cached team limits are dropped on change (TEAM_LIMITS_CHANNEL); this only bounds a missed notification. */
+const TEAM_STATE_CACHE_MS = 60_000;
 
 export interface Services {
   orm: MikroORM;
   authenticator: ApiKeyAuthenticator;
   teams: TeamService;
+  /** Team limits and storage counters for uploads; invalidated through TEAM_LIMITS_CHANNEL. */
+  teamStates: TeamStateCache;
   members: MemberService;
   apiKeys: ApiKeyService;
   media: MediaService;
@@ -114,8 +123,10 @@ export class Backend {
         logger: sweepLog,
       });
       const pool = new MediaPool({ threads: config.workerThreads, onError: (error) => logger.error({ err: error }, 'worker pool error') });
+      const teamStates = new TeamStateCache({ load: (teamId) => teams.getStorageState(teamId), ttlMs: TEAM_STATE_CACHE_MS });
+      const committer = new UploadCommitter({ orm, media, groupCommit: new GroupCommit({ orm, maxBatch: GROUP_COMMIT_MAX_BATCH }) });
       const uploads = new UploadService({
-        orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teams, media,
+        orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates, committer,
         idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
       });
       const automationDispatcher = new AutomationDispatcher({
@@ -125,6 +136,7 @@ export class Backend {
         orm,
         authenticator,
         teams,
+        teamStates,
         members: new MemberService(orm, authenticator),
         apiKeys: new ApiKeyService(orm, authenticator),
         media,
@@ -189,6 +201,7 @@ export class Application {
   private listener: NotificationListener | null = null;
   private automationListener: NotificationListener | null = null;
   private storageHealth: StorageHealth | null = null;
+  private teamLimitsListener: NotificationListener | null = null;
   private boundPort = 0;
   private readonly listenMode: ListenMode;
 
@@ -262,6 +275,15 @@ export class Application {
         onReconnect: () => services.automationDispatcher.wake(),
       });
       await this.automationListener.start();
+      // A team's (payload: its id) or a plan's (payload: '') limits changed, on any instance.
+      this.teamLimitsListener = new NotificationListener({
+        databaseUrl: this.backend.databaseUrl,
+        channel: TEAM_LIMITS_CHANNEL,
+        logger: this.logger,
+        onNotification: (teamId) => (teamId ? services.teamStates.invalidateTeam(teamId) : services.teamStates.invalidateAll()),
+        onReconnect: () => services.teamStates.invalidateAll(),
+      });
+      await this.teamLimitsListener.start();
       const routes = [
         ...adminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...mediaRoutes(services),
@@ -326,6 +348,7 @@ export class Application {
     if (!(await this.server.idle(RESPONSE_WAIT_MS))) this.logger.warn('closing connections with responses still being written');
     await this.listener?.stop();
     await this.automationListener?.stop();
+    await this.teamLimitsListener?.stop();
     await automationsStopped;
     await this.backend?.services.folderSweeper.stop();
     await this.backend?.services.crashSweeper.stop();

@@ -1,20 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.ts';
-import { ensureFolderPath, findFolder, findFolderPath, type FolderRef } from '../domain/folders/folder-resolver.ts';
-import type { MediaService } from '../domain/media/media.service.ts';
-import type { TeamService } from '../domain/teams/team.service.ts';
+import { findFolder, type FolderRef } from '../domain/folders/folder-resolver.ts';
+import type { TeamStateCache } from '../domain/teams/team-state-cache.ts';
+import type { TeamStorageState } from '../domain/teams/team.service.ts';
 import type { StorageQuota } from '../domain/uploads/storage-quota.ts';
-import { commitUpload } from '../domain/uploads/upload-commit.ts';
+import type { UploadCommitter } from '../domain/uploads/upload-commit.ts';
 import { badRequest, payloadTooLarge, requestTimeout, serviceUnavailable, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
-import type { RequestBody } from '../http/request-body.ts';
 import type { XxHashApi } from '../media/content-hash.ts';
 import { checkNameAndType, resolveContentType, sniffContent } from '../media/file-type.ts';
 import type { MediaPool } from '../pool/media-pool.ts';
 import { StorageError, type ObjectStore, type ObjectWriter } from '../storage/object-store.ts';
 import { InlineContentHasher, PooledContentHasher, type ContentHasher } from './content-hasher.ts';
+import { IdleTimer } from './idle-timer.ts';
 import type { BodyParser, BodyParserEvents } from './parsers/body-parser.ts';
-import { UploadActor, type ReceivedFile } from './upload-actor.ts';
+import { RunningUploads, type RunningUpload } from './running-uploads.ts';
+import { UNRESERVED_BYTES, UploadActor, type ReceivedFile } from './upload-actor.ts';
+import type { UploadBody } from './upload-body.ts';
 import { parseFileName, parseJsonOptions, type UploadOptions } from './upload-options.ts';
 
 export const MB = 1_000_000;
@@ -24,12 +26,12 @@ export type UploadRoute = 'multipart' | 'json';
 /** Spec 8: request size limits per route. */
 export const MAX_BODY_BYTES: Record<UploadRoute, number> = { multipart: 260 * MB, json: 140 * MB };
 
-/** How often running uploads refresh their reservations' updated_at, so the crash sweeper can tell them from a dead instance's. */
-export const RESERVATION_REFRESH_MS = 60_000;
-
 // Bytes of a body that may be form or JSON framing rather than file content. Only
 // used to decide, from Content-Length alone, that a file must be too large.
 const FRAMING_ALLOWANCE = 64 * 1024;
+
+/** Bodies up to this size take the team's limits from the cache: their commit checks everything again. */
+const CACHED_STATE_MAX_BODY = UNRESERVED_BYTES + FRAMING_ALLOWANCE;
 
 export interface UploadServiceDeps {
   orm: MikroORM;
@@ -39,20 +41,11 @@ export interface UploadServiceDeps {
   quota: StorageQuota;
   /** Bodies of at least this many bytes hash in the worker pool; null: always inline. */
   hashOffloadMinBytes: number | null;
-  teams: TeamService;
-  media: MediaService;
+  /** Team limits and storage counters, kept coherent across instances. */
+  teamStates: TeamStateCache;
+  committer: UploadCommitter;
   /** An upload whose body stops arriving for this long (while we wait for the client) ends with 408. */
   idleTimeoutSeconds: number;
-}
-
-/** An upload between its first body byte and its answer, as shutdown sees it. */
-interface RunningUpload {
-  /** The media id, also the id of its upload_reservation row. */
-  id: string;
-  storageKey: string;
-  /** Aborts it if it still receives its body; a commit under way is left to finish. */
-  abort(reason: Error): void;
-  settled: Promise<unknown>;
 }
 
 export interface PreparedUpload {
@@ -65,7 +58,7 @@ export interface PreparedUpload {
 
 export interface UploadRequest {
   prepared: PreparedUpload;
-  body: RequestBody;
+  body: UploadBody;
   createParser(events: BodyParserEvents): BodyParser;
 }
 
@@ -79,18 +72,33 @@ export function storageKeyOf(teamId: string, mediaId: string): string {
   return `media/${teamId}/${mediaId}`;
 }
 
+/** Why the headers alone already refuse an upload under `team`'s state, or null. */
+function refusalFromHeaders(team: TeamStorageState, route: UploadRoute, declaredLength: number | null) {
+  if (declaredLength === null) return null;
+  const limits = team.limits;
+  const least = smallestFile(route, declaredLength);
+  if (limits.maxMediaFileSize !== null && least > limits.maxMediaFileSize) {
+    return teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${limits.maxMediaFileSize} bytes`, limits.maxMediaFileSize);
+  }
+  const storageBytes = limits.maxTeamStorage === null ? null : limits.maxTeamStorage * 1024;
+  if (storageBytes !== null && team.usedStorage + team.reservedStorage + least > storageBytes) {
+    return teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
+  }
+  return null;
+}
+
 /**
  * The upload use case: refusals decided from the headers before any body byte
  * (413, 402, 404 folder), then one UploadActor per request, then the commit
- * that makes the file visible in one transaction.
+ * (UploadCommitter) that makes the file visible.
  */
 export class UploadService {
   private readonly deps: UploadServiceDeps;
-  private readonly running = new Set<RunningUpload>();
-  private refreshTimer: NodeJS.Timeout | null = null;
+  private readonly running: RunningUploads;
 
   constructor(deps: UploadServiceDeps) {
     this.deps = deps;
+    this.running = new RunningUploads(deps.orm);
   }
 
   /** Uploads streaming or committing now. */
@@ -100,56 +108,40 @@ export class UploadService {
 
   /** Uploads running now: reservation ids and storage keys (the crash sweeper leaves them alone). */
   liveUploads(): { id: string; storageKey: string }[] {
-    return [...this.running].map((upload) => ({ id: upload.id, storageKey: upload.storageKey }));
-  }
-
-  /** Marks the running uploads' reservations as alive (crash sweeper, issue 6.2). Best effort: a failure is retried next minute. */
-  private refreshReservations(): void {
-    const ids = [...this.running].map((upload) => upload.id);
-    if (ids.length === 0) return;
-    void this.deps.orm.em
-      .fork()
-      .getConnection()
-      .execute(`update upload_reservation set updated_at = now() where id in (${ids.map(() => '?').join(', ')})`, ids)
-      .catch(() => undefined);
+    return this.running.list();
   }
 
   /** Resolves true once no upload runs, or false when `timeoutMs` passed first. */
-  async drain(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.running.size > 0) {
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) return false;
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, remaining)));
-      await Promise.race([Promise.allSettled([...this.running].map((upload) => upload.settled)), timedOut]);
-      clearTimeout(timer);
-    }
-    return true;
+  drain(timeoutMs: number): Promise<boolean> {
+    return this.running.drain(timeoutMs);
   }
 
   /** Aborts every upload still receiving its body (shutdown): its write is aborted, its reservation released, its client answered `reason`. */
   abortAll(reason: Error): void {
-    for (const upload of this.running) upload.abort(reason);
+    this.running.abortAll(reason);
   }
 
+  /**
+   * A small body of known length is judged on the cached team state (no query);
+   * the commit checks storage and file size in the database anyway. A large or
+   * chunked one reads the state fresh, and so does any refusal before it is
+   * answered, so a stale cache never refuses what the database would allow.
+   */
   async prepare(principal: Principal, route: UploadRoute, declaredLength: number | null, options: UploadOptions | null): Promise<PreparedUpload> {
     const maxBody = MAX_BODY_BYTES[route];
     if (declaredLength !== null && declaredLength > maxBody) throw payloadTooLarge(maxBody);
-    const team = await this.deps.teams.getStorageState(principal.teamId);
-    const limits = team.limits;
-    if (declaredLength !== null) {
-      const least = smallestFile(route, declaredLength);
-      if (limits.maxMediaFileSize !== null && least > limits.maxMediaFileSize) {
-        throw teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${limits.maxMediaFileSize} bytes`, limits.maxMediaFileSize);
-      }
-      const storageBytes = limits.maxTeamStorage === null ? null : limits.maxTeamStorage * 1024;
-      if (storageBytes !== null && team.usedStorage + team.reservedStorage + least > storageBytes) {
-        throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
-      }
-    }
-    const folder = options?.folderId ? await findFolder(this.deps.orm.em.fork(), principal.teamId, options.folderId) : null;
-    return { principal, route, options, maxFileBytes: limits.maxMediaFileSize, folder };
+    const { teamStates } = this.deps;
+    const teamId = principal.teamId;
+    const cacheable = declaredLength !== null && declaredLength <= CACHED_STATE_MAX_BODY;
+    let team = cacheable ? await teamStates.get(teamId) : await teamStates.fresh(teamId);
+    const maxFile = team.limits.maxMediaFileSize;
+    // The body could hold a file above a cached file size limit: the actor would refuse it mid-body.
+    const mightExceed = maxFile !== null && declaredLength !== null && declaredLength > maxFile;
+    if (cacheable && (mightExceed || refusalFromHeaders(team, route, declaredLength))) team = await teamStates.fresh(teamId);
+    const refusal = refusalFromHeaders(team, route, declaredLength);
+    if (refusal) throw refusal;
+    const folder = options?.folderId ? await findFolder(this.deps.orm.em.fork(), teamId, options.folderId) : null;
+    return { principal, route, options, maxFileBytes: team.limits.maxMediaFileSize, folder };
   }
 
   /** Streams the body through an UploadActor and answers the 201 body, or throws the refusal. */
@@ -206,10 +198,6 @@ export class UploadService {
       settled: actor.result.catch(() => undefined),
     };
     this.running.add(running);
-    if (!this.refreshTimer) {
-      this.refreshTimer = setInterval(() => this.refreshReservations(), RESERVATION_REFRESH_MS);
-      this.refreshTimer.unref();
-    }
     body.consume({
       chunk: (data) => {
         idle.touch();
@@ -236,15 +224,11 @@ export class UploadService {
     } finally {
       idle.stop();
       this.running.delete(running);
-      if (this.running.size === 0 && this.refreshTimer) {
-        clearInterval(this.refreshTimer);
-        this.refreshTimer = null;
-      }
     }
   }
 
   private async commit(prepared: PreparedUpload, mediaId: string, storageKey: string, received: ReceivedFile, writer: ObjectWriter) {
-    const { principal } = prepared;
+    const { principal, route } = prepared;
     const options = prepared.options ?? parseJsonOptions(received.fields);
     const fileName = options.fileName ?? (received.file.fileName ? parseFileName(received.file.fileName, 'file name') : null);
     if (!fileName) throw badRequest('The file has no name; give fileName', 'fileName');
@@ -254,112 +238,15 @@ export class UploadService {
 
     await writer.finish();
     try {
-      const em = this.deps.orm.em.fork();
-      const folderPath = options.folderPath;
-      // An existing folder path is read without a lock; only a missing one needs the
-      // folder-creating transaction (which then commits the upload with it).
-      const existing = folderPath ? await findFolderPath(em, principal.teamId, folderPath) : null;
-      if (folderPath && !existing) {
-        return await em.transactional(async (tx) => {
-          const folder = await ensureFolderPath(tx, principal.teamId, folderPath);
-          return this.insert(tx, { prepared, options, mediaId, storageKey, received, fileName, contentType, folder });
-        });
-      }
-      const folder = existing ?? (options.folderId ? await findFolder(em, principal.teamId, options.folderId) : null);
-      return await this.insert(em, { prepared, options, mediaId, storageKey, received, fileName, contentType, folder });
+      const created = await this.deps.committer.commit({
+        teamId: principal.teamId, keyId: principal.keyId, mediaId, storageKey, fileName, contentType, size: received.size, hash: received.hash,
+        tags: options.tags, public: options.public, routeDefaultPublic: route === 'multipart', folderId: options.folderId, folderPath: options.folderPath,
+      });
+      this.deps.teamStates.noteUsedStorage(principal.teamId, created.usedTeamStorage);
+      return created;
     } catch (error) {
       await this.deps.store.remove(storageKey).catch(() => undefined);
       throw error;
     }
-  }
-
-  /** One statement (see commitUpload): counted, row, outbox event and usage, or nothing and a 402/404. */
-  private async insert(em: EntityManager, upload: ResolvedUpload) {
-    const { prepared: { principal, route }, options, mediaId, storageKey, received, fileName, contentType, folder } = upload;
-    // Spec 3.1: explicit `public` wins, then the folder's default, then the route's default.
-    const isPublic = options.public ?? folder?.defaultPublic ?? route === 'multipart';
-    const createdAt = new Date();
-    const view = this.deps.media.recordView({
-      id: mediaId, teamId: principal.teamId, folderId: folder?.id ?? null, fileName, isPublic, tags: options.tags,
-      size: received.size, contentType, hash: received.hash, createdAt, updatedAt: createdAt,
-    });
-    const usedStorage = await commitUpload(em, {
-      mediaId, teamId: principal.teamId, folderId: folder?.id ?? null, fileName, storageKey, size: received.size, contentType,
-      hash: received.hash, isPublic, tags: options.tags, uploadedByKeyId: principal.keyId, createdAt,
-      eventId: randomUUID(), payload: { media: view },
-    });
-    if (usedStorage === null) {
-      // Nothing was written: the folder went away meanwhile, or the team's storage is full.
-      if (folder) await findFolder(em, principal.teamId, folder.id);
-      throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
-    }
-    return { ...view, usedTeamStorage: usedStorage };
-  }
-}
-
-/** An upload whose body is stored and whose name, type and folder are settled: what its commit writes. */
-interface ResolvedUpload {
-  prepared: PreparedUpload;
-  options: UploadOptions;
-  mediaId: string;
-  storageKey: string;
-  received: ReceivedFile;
-  fileName: string;
-  contentType: string;
-  folder: FolderRef | null;
-}
-
-/**
- * Counts how long the client has sent nothing while we wait for it: restarted
- * by every chunk, suspended while we hold the body paused, stopped at its end.
- */
-class IdleTimer {
-  private readonly timeoutMs: number;
-  private readonly onIdle: () => void;
-  private timer: NodeJS.Timeout | null = null;
-  private paused = false;
-  private stopped = false;
-
-  constructor(timeoutMs: number, onIdle: () => void) {
-    this.timeoutMs = timeoutMs;
-    this.onIdle = onIdle;
-  }
-
-  start(): void {
-    this.arm();
-  }
-
-  touch(): void {
-    if (!this.paused) this.arm();
-  }
-
-  pause(): void {
-    this.paused = true;
-    this.clear();
-  }
-
-  resume(): void {
-    this.paused = false;
-    this.arm();
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.clear();
-  }
-
-  private arm(): void {
-    this.clear();
-    if (this.stopped || this.paused) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.stopped = true;
-      this.onIdle();
-    }, this.timeoutMs);
-  }
-
-  private clear(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
   }
 }

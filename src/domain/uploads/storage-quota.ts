@@ -2,7 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { defaultPlanLimits } from '../plans/plan-limits.ts';
 
 // maxTeamStorage in bytes for the team row `tt` joined with its plan `p`; NULL means unlimited.
-// Also used by the upload commit (upload-commit.ts).
+// The upload commit (media_commit_uploads, Migration20261123040000GroupCommit) computes the same in plpgsql.
 // A key present in the overrides wins even when its value is null (unlimited).
 export const LIMIT_BYTES = `(case when tt.limit_overrides -> 'maxTeamStorage' is not null
         then (tt.limit_overrides ->> 'maxTeamStorage')::bigint
@@ -32,8 +32,8 @@ update team t set reserved_storage = t.reserved_storage - released.bytes from re
  * An upload reserves bytes as they arrive (reserved_storage, plus a row in
  * upload_reservation for the sweeper); its commit moves its size from
  * reserved to used in the statement that inserts the media row
- * (upload-commit.ts). Each step is one conditional UPDATE, so the check and
- * the change are atomic.
+ * (group-commit.ts), with the team row locked. Each step is one statement, so
+ * the check and the change are atomic.
  */
 export class StorageQuota {
   private readonly orm: MikroORM;

@@ -1,71 +1,97 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { LIMIT_BYTES } from './storage-quota.ts';
+import { randomUUID } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { notFound, teamLimit } from '../../errors/errors.ts';
+import { ensureFolderPath, findFolder, findFolderPath, type FolderRef } from '../folders/folder-resolver.ts';
+import type { MediaService } from '../media/media.service.ts';
+import { commitUploads, type CommitOutcome, type GroupCommit, type UploadCommitRecord } from './group-commit.ts';
 
-/** What an upload's commit writes: the media row's columns and the outbox payload. */
-export interface UploadCommitRecord {
-  mediaId: string;
+/** An upload whose file is stored and whose name and type are settled: what its commit needs. */
+export interface CompletedUpload {
   teamId: string;
-  folderId: string | null;
-  fileName: string;
+  keyId: string | null;
+  mediaId: string;
   storageKey: string;
-  size: number;
+  fileName: string;
   contentType: string;
-  hash: string | null;
-  isPublic: boolean;
+  size: number;
+  hash: string;
   tags: string[];
-  uploadedByKeyId: string | null;
-  createdAt: Date;
-  eventId: string;
-  /** The `media.uploaded` event's payload. */
-  payload: unknown;
+  /** Explicit visibility; null lets the folder's default, then `routeDefaultPublic`, decide (spec 3.1). */
+  public: boolean | null;
+  routeDefaultPublic: boolean;
+  folderId: string | null;
+  /** Folder path segments to find or create. */
+  folderPath: string[] | null;
 }
 
-// One statement, so one round trip and atomic on its own: the quota moves the upload's size from
-// reserved to used only if the team's limit still holds (and the folder, if any, still exists);
-// the reservation, media row, outbox event and daily usage are written only if it did. Nothing is
-// written when no row comes back. Arrays and the payload go in as JSON text: MikroORM inlines
-// parameters, and a JS array would not become a PostgreSQL array.
-const COMMIT_UPLOAD = `
-with held as (select coalesce(sum(bytes), 0) as bytes from upload_reservation where id = ?),
-     counted as (
-       update team t set used_storage = t.used_storage + ?, reserved_storage = t.reserved_storage - held.bytes
-         from held, team tt left join plan p on p.id = tt.plan_id
-        where t.id = ? and tt.id = t.id
-          and (${LIMIT_BYTES} is null or t.used_storage + t.reserved_storage - held.bytes + ? <= ${LIMIT_BYTES})
-          and (?::uuid is null or exists (select 1 from media_folder f where f.id = ?::uuid and f.team_id = t.id))
-       returning t.used_storage),
-     released as (delete from upload_reservation where id = ? and exists (select 1 from counted)),
-     file as (
-       insert into media_file (id, created_at, updated_at, team_id, folder_id, file_name, storage_key, size,
-                               content_type, hash, is_public, tags, uploaded_by_key_id)
-       select ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, array(select jsonb_array_elements_text(?::jsonb)), ? from counted
-       returning id),
-     event as (
-       insert into media_event (id, team_id, kind, occurred_at, payload)
-       select ?, ?, 'media.uploaded', ?, ?::jsonb from file),
-     usage as (
-       insert into media_usage_daily (team_id, day, uploads, upload_bytes, api_uploads)
-       select ?, (now() at time zone 'utc')::date, 1, ?, 1 from file
-       on conflict (team_id, day) do update set uploads = media_usage_daily.uploads + 1,
-         upload_bytes = media_usage_daily.upload_bytes + excluded.upload_bytes,
-         api_uploads = media_usage_daily.api_uploads + 1)
-select used_storage from counted`;
+export interface UploadCommitDeps {
+  orm: MikroORM;
+  media: MediaService;
+  groupCommit: GroupCommit;
+}
 
 /**
- * Makes an upload visible: the media row, its `media.uploaded` outbox event
- * and the day's usage, with the team's counted storage, in one statement.
- * Returns the team's new used storage, or null when nothing was written
- * because the limit would be passed or the folder is gone.
+ * Makes a stored upload visible: resolves its folder, then commits its media
+ * row, outbox event, usage and counted storage with the other uploads of its
+ * team that are ready at the same time (GroupCommit). An upload whose folder
+ * path does not exist yet creates it and commits in one transaction of its own.
+ * Throws the refusal (402 storage or file size, 404 folder or team) when
+ * nothing was written.
  */
-export async function commitUpload(em: EntityManager, record: UploadCommitRecord): Promise<number | null> {
-  const { mediaId, teamId, folderId, size } = record;
-  const rows = await em.execute<{ used_storage: string | number }[]>(COMMIT_UPLOAD, [
-    mediaId, size, teamId, size, folderId, folderId, mediaId,
-    mediaId, record.createdAt, record.createdAt, teamId, folderId, record.fileName, record.storageKey, size,
-    record.contentType, record.hash, record.isPublic, JSON.stringify(record.tags), record.uploadedByKeyId,
-    record.eventId, teamId, record.createdAt, JSON.stringify(record.payload),
-    teamId, size,
-  ]);
-  const row = rows[0];
-  return row ? Number(row.used_storage) : null;
+export class UploadCommitter {
+  private readonly deps: UploadCommitDeps;
+
+  constructor(deps: UploadCommitDeps) {
+    this.deps = deps;
+  }
+
+  async commit(upload: CompletedUpload) {
+    const em = this.deps.orm.em.fork();
+    const { teamId, folderPath } = upload;
+    // An existing folder path is read without a lock; only a missing one needs the
+    // folder-creating transaction (which then commits the upload with it).
+    const existing = folderPath ? await findFolderPath(em, teamId, folderPath) : null;
+    if (folderPath && !existing) {
+      return em.transactional(async (tx) => {
+        const folder = await ensureFolderPath(tx, teamId, folderPath);
+        const { record, view } = this.record(upload, folder);
+        const [outcome] = await commitUploads(tx, teamId, [record]);
+        return this.answer(upload, folder, view, outcome!);
+      });
+    }
+    const folder = existing ?? (upload.folderId ? await findFolder(em, teamId, upload.folderId) : null);
+    const { record, view } = this.record(upload, folder);
+    return this.answer(upload, folder, view, await this.deps.groupCommit.commit(record));
+  }
+
+  private record(upload: CompletedUpload, folder: FolderRef | null) {
+    const isPublic = upload.public ?? folder?.defaultPublic ?? upload.routeDefaultPublic;
+    const createdAt = new Date();
+    const view = this.deps.media.recordView({
+      id: upload.mediaId, teamId: upload.teamId, folderId: folder?.id ?? null, fileName: upload.fileName, isPublic, tags: upload.tags,
+      size: upload.size, contentType: upload.contentType, hash: upload.hash, createdAt, updatedAt: createdAt,
+    });
+    const record: UploadCommitRecord = {
+      mediaId: upload.mediaId, teamId: upload.teamId, folderId: folder?.id ?? null, fileName: upload.fileName, storageKey: upload.storageKey,
+      size: upload.size, contentType: upload.contentType, hash: upload.hash, isPublic, tags: upload.tags, uploadedByKeyId: upload.keyId,
+      createdAt, eventId: randomUUID(), payload: { media: view },
+    };
+    return { record, view };
+  }
+
+  private answer<View>(upload: CompletedUpload, folder: FolderRef | null, view: View, outcome: CommitOutcome) {
+    switch (outcome.outcome) {
+      case 'committed':
+        return { ...view, usedTeamStorage: outcome.usedStorage };
+      case 'over_quota':
+        throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
+      case 'too_large':
+        // The limit was lowered while the file streamed (checked again at commit, on every instance).
+        throw teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${outcome.maxFileBytes} bytes`, outcome.maxFileBytes);
+      case 'folder_gone':
+        throw notFound('folder', folder?.id ?? upload.folderId ?? '');
+      case 'team_gone':
+        throw notFound('team', upload.teamId);
+    }
+  }
 }

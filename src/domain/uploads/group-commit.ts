@@ -1,0 +1,149 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { isDatabaseUnavailable } from '../../db/database-errors.ts';
+import { defaultPlanLimits } from '../plans/plan-limits.ts';
+
+/** What an upload's commit writes: the media row's columns and the outbox payload. */
+export interface UploadCommitRecord {
+  mediaId: string;
+  teamId: string;
+  folderId: string | null;
+  fileName: string;
+  storageKey: string;
+  size: number;
+  contentType: string;
+  hash: string | null;
+  isPublic: boolean;
+  tags: string[];
+  uploadedByKeyId: string | null;
+  createdAt: Date;
+  eventId: string;
+  /** The `media.uploaded` event's payload. */
+  payload: unknown;
+}
+
+/**
+ * How one upload of a batch ended. `committed` carries the team's used storage
+ * right after it; nothing was written for the others.
+ */
+export type CommitOutcome =
+  | { outcome: 'committed'; usedStorage: number }
+  | { outcome: 'too_large'; maxFileBytes: number }
+  | { outcome: 'over_quota' | 'folder_gone' | 'team_gone' };
+
+// media_commit_uploads (Migration20261123040000GroupCommit): one call, so one round trip and one
+// transaction for the whole batch. The batch goes in as one JSON array (MikroORM inlines parameters).
+const COMMIT_UPLOADS = `
+select o_media_id as media_id, o_outcome as outcome, o_used_storage as used_storage, o_max_file as max_file
+  from media_commit_uploads(?, ?::jsonb, ?, ?)`;
+
+/**
+ * Commits one team's uploads in one statement: each either fully written
+ * (media row, tags, outbox event, usage, counted storage, reservation gone) or
+ * not at all, decided in order as if they had come one by one. Works inside a
+ * caller's transaction too (a commit that first creates its folder path).
+ */
+export async function commitUploads(em: EntityManager, teamId: string, records: UploadCommitRecord[]): Promise<CommitOutcome[]> {
+  const batch = records.map((record, ord) => ({
+    ord,
+    media_id: record.mediaId,
+    folder_id: record.folderId,
+    file_name: record.fileName,
+    storage_key: record.storageKey,
+    size: record.size,
+    content_type: record.contentType,
+    hash: record.hash,
+    is_public: record.isPublic,
+    tags: record.tags,
+    key_id: record.uploadedByKeyId,
+    created_at: record.createdAt.toISOString(),
+    event_id: record.eventId,
+    payload: record.payload,
+  }));
+  const rows = await em.execute<{ media_id: string; outcome: string; used_storage: string | number | null; max_file: string | number | null }[]>(COMMIT_UPLOADS, [
+    teamId, JSON.stringify(batch), defaultPlanLimits.maxTeamStorage, defaultPlanLimits.maxMediaFileSize,
+  ]);
+  const byId = new Map(rows.map((row) => [row.media_id, row]));
+  return records.map((record) => {
+    const row = byId.get(record.mediaId);
+    if (!row) throw new Error(`the batch commit returned no outcome for ${record.mediaId}`);
+    if (row.outcome === 'committed') return { outcome: 'committed', usedStorage: Number(row.used_storage) };
+    if (row.outcome === 'too_large') return { outcome: 'too_large', maxFileBytes: Number(row.max_file) };
+    return { outcome: row.outcome as 'over_quota' | 'folder_gone' | 'team_gone' };
+  });
+}
+
+export interface GroupCommitOptions {
+  orm: MikroORM;
+  /** Most uploads committed in one statement. */
+  maxBatch: number;
+}
+
+interface Pending {
+  record: UploadCommitRecord;
+  resolve(outcome: CommitOutcome): void;
+  reject(error: unknown): void;
+}
+
+interface TeamQueue {
+  waiting: Pending[];
+  flushing: boolean;
+}
+
+/**
+ * Group commit per team. An upload ready to commit goes out at once when no
+ * batch of its team is in flight on this instance (a lone upload waits for
+ * nothing); otherwise it waits for that batch's round trip and goes out with
+ * the others that arrived meanwhile, up to `maxBatch`. So while one batch holds
+ * the team row, the next accumulates, and one team's uploads pay one row lock
+ * and one WAL flush per batch instead of per upload. Teams never wait on
+ * each other.
+ *
+ * A batch that fails as a whole for another reason than an unreachable
+ * database (a row the database refuses) is retried upload by upload, so that
+ * only the culprit fails.
+ */
+export class GroupCommit {
+  private readonly orm: MikroORM;
+  private readonly maxBatch: number;
+  private readonly teams = new Map<string, TeamQueue>();
+
+  constructor(options: GroupCommitOptions) {
+    this.orm = options.orm;
+    this.maxBatch = Math.max(1, options.maxBatch);
+  }
+
+  commit(record: UploadCommitRecord): Promise<CommitOutcome> {
+    return new Promise<CommitOutcome>((resolve, reject) => {
+      let queue = this.teams.get(record.teamId);
+      if (!queue) {
+        queue = { waiting: [], flushing: false };
+        this.teams.set(record.teamId, queue);
+      }
+      queue.waiting.push({ record, resolve, reject });
+      if (!queue.flushing) void this.flush(record.teamId, queue);
+    });
+  }
+
+  private async flush(teamId: string, queue: TeamQueue): Promise<void> {
+    queue.flushing = true;
+    while (queue.waiting.length > 0) {
+      const batch = queue.waiting.splice(0, this.maxBatch);
+      await this.run(teamId, batch);
+    }
+    queue.flushing = false;
+    this.teams.delete(teamId);
+  }
+
+  private async run(teamId: string, batch: Pending[]): Promise<void> {
+    try {
+      const outcomes = await commitUploads(this.orm.em.fork(), teamId, batch.map((pending) => pending.record));
+      batch.forEach((pending, index) => pending.resolve(outcomes[index]!));
+    } catch (error) {
+      if (batch.length === 1 || isDatabaseUnavailable(error)) {
+        for (const pending of batch) pending.reject(error);
+        return;
+      }
+      for (const pending of batch) await this.run(teamId, [pending]);
+    }
+  }
+}
