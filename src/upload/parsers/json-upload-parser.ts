@@ -65,6 +65,8 @@ const DATA_PREFIX = 'data:';
 const MEDIA_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/;
 const PARAMETER = /^[a-z0-9!#$&^_.+-]+=[^;,]*$/i;
 const CONTROL = /[\x00-\x1f]/;
+/** Control characters other than CR and LF (which are refused raw, and allowed escaped). */
+const OTHER_CONTROL = /[\x00-\x09\x0b\x0c\x0e-\x1f]/;
 const ABOVE_LATIN1 = /[^\x00-\xff]/;
 /** What an escaped character may be inside base64: the alphabet, padding and the whitespace that is ignored. */
 const BASE64_CHARACTER = /^[A-Za-z0-9+/=\r\n ]$/;
@@ -409,7 +411,8 @@ export class JsonUploadParser implements BodyParser {
       if (simple === undefined) throw badRequest('The JSON body is malformed: a bad escape in file');
       character = simple;
     }
-    if (this.fileMode === 'base64' && !BASE64_CHARACTER.test(character)) throw invalidBase64();
+    // Escaped, a control character other than CR or LF is never valid here; so any left in the text is raw (see flushFile).
+    if ((this.fileMode === 'base64' && !BASE64_CHARACTER.test(character)) || OTHER_CONTROL.test(character)) throw invalidBase64();
     this.fileText += character;
     return length;
   }
@@ -420,7 +423,7 @@ export class JsonUploadParser implements BodyParser {
     if (text.indexOf('\n') !== -1 || text.indexOf('\r') !== -1) {
       throw badRequest('The JSON body is malformed: a raw line break in the file string');
     }
-    if (this.fileMode === 'prefix' && CONTROL.test(text)) throw badRequest('The JSON body is malformed: a control character in the file string');
+    if (this.fileMode === 'prefix' && CONTROL.test(text)) throw rawControl();
     this.fileText = this.fileText.length === 0 ? text : this.fileText + text;
     if (this.fileText.length >= FILE_BLOCK) this.flushFile(false);
   }
@@ -450,7 +453,13 @@ export class JsonUploadParser implements BodyParser {
       if (this.state === 'closed') return;
     }
     this.fileText = '';
-    this.decoder!.write(text);
+    try {
+      this.decoder!.write(text);
+    } catch (error) {
+      // Raw control characters are not JSON: that is the error, not the base64 (checked only now, off the fast path).
+      if (OTHER_CONTROL.test(text)) throw rawControl();
+      throw error;
+    }
   }
 
   private startDecoding(declaredType: string | null): void {
@@ -471,6 +480,10 @@ export class JsonUploadParser implements BodyParser {
     this.state = 'next';
     if (this.fileAccepted) this.events.fileEnd();
   }
+}
+
+function rawControl(): Error {
+  return badRequest('The JSON body is malformed: a control character in the file string');
 }
 
 /** `image/png;name=x` (between `data:` and the comma) must end in `;base64`; returns the media type or null. */
