@@ -47,10 +47,11 @@ export class Base64StreamDecoder {
       this.afterPadding(text);
       return;
     }
-    let s = this.carry.length > 0 ? this.carry + text : text;
-    // indexOf runs at memory speed; the replace only when there is whitespace (MIME line breaks).
-    if (s.indexOf('\n') !== -1 || s.indexOf('\r') !== -1 || s.indexOf(' ') !== -1) s = s.replace(WHITESPACE_ALL, '');
-    if (!this.decodeWhole(s)) this.decodePadded(s);
+    const s = this.carry.length > 0 ? this.carry + text : text;
+    // The fast path: plain alphabet. Whitespace (MIME line breaks) and padding take the slow one.
+    if (this.decodeWhole(s)) return;
+    const compact = s.replace(WHITESPACE_ALL, '');
+    if (compact.length === s.length || !this.decodeWhole(compact)) this.decodePadded(compact);
   }
 
   end(): void {

@@ -72,6 +72,8 @@ const ABOVE_LATIN1 = /[^\x00-\xff]/;
 const BASE64_CHARACTER = /^[A-Za-z0-9+/=\r\n ]$/;
 const SIMPLE_ESCAPES: Record<number, string> = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' };
 const HEX4 = /^[0-9a-fA-F]{4}$/;
+const HIGH_BYTES = /[\x80-\xff]/;
+const NEEDS_JSON_PARSE = /[\x00-\x1f\\]/;
 
 function isWhitespace(code: number): boolean {
   return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
@@ -92,8 +94,8 @@ export class JsonUploadParser implements BodyParser {
   private hasFile = false;
   private totalBytes = 0;
 
-  // The key being read, then the member value being collected.
-  private pieces: Buffer[] = [];
+  // The key being read, then the member value being collected: its bytes, one character each.
+  private text = '';
   private memberBytes = 0;
   private escaped = false;
   private key = '';
@@ -108,6 +110,8 @@ export class JsonUploadParser implements BodyParser {
   /** An escape sequence cut by a chunk's end. */
   private fileEscape = '';
   private fileAccepted = false;
+  /** An escape before the data URI decision gave a character above U+00FF (which base64 cannot hold). */
+  private escapedAboveLatin1 = false;
   private decoder: Base64StreamDecoder | null = null;
 
   constructor(events: BodyParserEvents, limits: Partial<JsonUploadLimits> = {}) {
@@ -141,7 +145,7 @@ export class JsonUploadParser implements BodyParser {
 
   destroy(): void {
     this.state = 'closed';
-    this.pieces = [];
+    this.text = '';
     this.fileText = '';
     this.decoder = null;
   }
@@ -221,7 +225,7 @@ export class JsonUploadParser implements BodyParser {
 
   private startKey(): void {
     this.state = 'keyText';
-    this.pieces = [];
+    this.text = '';
     this.memberBytes = 0;
     this.escaped = false;
   }
@@ -240,13 +244,15 @@ export class JsonUploadParser implements BodyParser {
     }
     this.collect(chunk, pos, end, true);
     if (!closed) return end;
-    const text = Buffer.concat(this.pieces).toString('utf8');
-    this.pieces = [];
-    let key: string;
-    try {
-      key = JSON.parse(`"${text}"`) as string;
-    } catch {
-      throw badRequest('The JSON body is malformed: a key is not a valid JSON string');
+    const text = this.collected();
+    let key = text;
+    // Escapes and control characters (which are not JSON) are left to JSON.parse.
+    if (NEEDS_JSON_PARSE.test(text)) {
+      try {
+        key = JSON.parse(`"${text}"`) as string;
+      } catch {
+        throw badRequest('The JSON body is malformed: a key is not a valid JSON string');
+      }
     }
     if (key === 'file' && this.hasFile) throw badRequest('The JSON body has more than one "file" member', 'file');
     this.key = key;
@@ -267,7 +273,14 @@ export class JsonUploadParser implements BodyParser {
     if (this.memberBytes > maxFieldBytes) {
       throw badRequest(inKey ? `A JSON key is longer than ${maxFieldBytes} bytes` : `"${this.label()}" is larger than ${maxFieldBytes} bytes`);
     }
-    this.pieces.push(Buffer.from(chunk.subarray(start, end)));
+    this.text += chunk.toString('latin1', start, end);
+  }
+
+  /** The collected bytes as text (UTF-8, invalid sequences as U+FFFD); the collection is reset. */
+  private collected(): string {
+    const text = this.text;
+    this.text = '';
+    return HIGH_BYTES.test(text) ? Buffer.from(text, 'latin1').toString('utf8') : text;
   }
 
   private label(): string {
@@ -278,7 +291,7 @@ export class JsonUploadParser implements BodyParser {
 
   private startMember(code: number): void {
     this.state = 'member';
-    this.pieces = [];
+    this.text = '';
     this.depth = 0;
     this.inString = false;
     this.escaped = false;
@@ -328,8 +341,7 @@ export class JsonUploadParser implements BodyParser {
     }
     this.collect(chunk, pos, end, false);
     if (!complete) return end;
-    const text = Buffer.concat(this.pieces).toString('utf8');
-    this.pieces = [];
+    const text = this.collected();
     if (text.length === 0) throw this.unexpected(chunk[end]!, end);
     let value: unknown;
     try {
@@ -350,6 +362,7 @@ export class JsonUploadParser implements BodyParser {
     this.fileMode = 'prefix';
     this.fileText = '';
     this.fileEscape = '';
+    this.escapedAboveLatin1 = false;
   }
 
   private scanFile(chunk: Buffer, pos: number): number {
@@ -413,6 +426,7 @@ export class JsonUploadParser implements BodyParser {
     }
     // Escaped, a control character other than CR or LF is never valid here; so any left in the text is raw (see flushFile).
     if ((this.fileMode === 'base64' && !BASE64_CHARACTER.test(character)) || OTHER_CONTROL.test(character)) throw invalidBase64();
+    if (character.charCodeAt(0) > 0xff) this.escapedAboveLatin1 = true;
     this.fileText += character;
     return length;
   }
@@ -423,7 +437,6 @@ export class JsonUploadParser implements BodyParser {
     if (text.indexOf('\n') !== -1 || text.indexOf('\r') !== -1) {
       throw badRequest('The JSON body is malformed: a raw line break in the file string');
     }
-    if (this.fileMode === 'prefix' && CONTROL.test(text)) throw rawControl();
     this.fileText = this.fileText.length === 0 ? text : this.fileText + text;
     if (this.fileText.length >= FILE_BLOCK) this.flushFile(false);
   }
@@ -445,11 +458,13 @@ export class JsonUploadParser implements BodyParser {
           return;
         }
         if (comma + 1 > limit) throw badRequest('file has a data URI header that is too long', 'file');
+        // Escaped control characters were refused already: these are raw, which JSON does not allow.
+        if (CONTROL.test(text.slice(0, comma))) throw rawControl();
         this.startDecoding(parseDataUriHeader(text.slice(DATA_PREFIX.length, comma)));
         text = text.slice(comma + 1);
       }
       // Escapes read before the decision were not checked against the alphabet.
-      if (ABOVE_LATIN1.test(text)) throw invalidBase64();
+      if (this.escapedAboveLatin1 && ABOVE_LATIN1.test(text)) throw invalidBase64();
       if (this.state === 'closed') return;
     }
     this.fileText = '';
