@@ -18,7 +18,8 @@ export interface HeaderParams {
   params: Map<string, string>;
 }
 
-const utf8 = new TextDecoder('utf-8');
+// ignoreBOM: a leading U+FEFF is part of the name, not a byte order mark to drop.
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
