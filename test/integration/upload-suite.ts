@@ -339,7 +339,7 @@ export async function uploadSuite(t: Test, driver: Driver): Promise<void> {
         const response = await streamUntilAnswered(`${server.baseUrl}${path}`, { authorization: `Bearer ${team.key}`, 'content-type': contentType }, size, prefix, fill);
         t.equal(response.status, 415, `${label}: 415`);
         t.equal(response.body.messageKey, 'error.unsupportedMediaType', label);
-        t.ok(response.sent < 32 * MiB, `${label}: answered after ${Math.round(response.sent / MiB)} MiB of the 250 MB body`);
+        t.ok(response.sent < 64 * MiB, `${label}: answered after ${Math.round(response.sent / MiB)} MiB of the 250 MB body`);
       }
       t.equal(writersOpened, 0, 'no storage writer was opened');
       await expectNothingLeft(t, server, driver, team.teamId, before);
