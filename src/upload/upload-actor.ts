@@ -26,6 +26,8 @@ export interface ReceivedFile {
 /** The actor's view of the world; the route wires it to storage, the pool, the quota and the body. */
 export interface UploadEnvironment<Result> {
   createParser(events: BodyParserEvents): BodyParser;
+  /** The refusal (400/415) decidable from a file's name and declared type when it starts, or null. */
+  checkFile(file: FileStart): ServiceError | null;
   openWriter(): ObjectWriter;
   sniff(head: Buffer): Promise<SniffOutcome>;
   /** Feeds the content hash; digest() when the file is complete. */
@@ -82,6 +84,8 @@ export class UploadActor<Result> {
   private bodyEnded = false;
   private parsedFields: Record<string, unknown> | null = null;
   private file: FileStart | null = null;
+  /** The current file's refusal, kept while a later part named `file` may still replace it. */
+  private refusal: ServiceError | null = null;
   /** Counts files started, so results about an abandoned file are recognised. */
   private fileGeneration = 0;
   private fileEnded = false;
@@ -142,6 +146,7 @@ export class UploadActor<Result> {
       case 'parsed':
         if (this.state !== 'receiving') return;
         if (!this.file) throw badRequest('The request contains no file', 'file');
+        if (this.refusal) throw this.refusal;
         this.parsedFields = message.fields;
         this.onFileEnd();
         this.maybeCommit();
@@ -182,6 +187,15 @@ export class UploadActor<Result> {
     }
     this.file = info;
     this.fileGeneration++;
+    const refusal = this.env.checkFile(info);
+    if (refusal) {
+      // The JSON file or a part named `file` is final: refused now, before any storage is opened.
+      // Another part may yet be replaced by a later part named `file`: its bytes are skipped, and
+      // the refusal stands if it is still the file when the body ends.
+      if (info.fieldName === null || info.fieldName === 'file') throw refusal;
+      this.refusal = refusal;
+      return false;
+    }
     this.writer = this.env.openWriter();
     const writer = this.writer;
     writer.onDrain(() => {
@@ -219,6 +233,7 @@ export class UploadActor<Result> {
   private abandonCurrentFile(): void {
     if (this.writer) this.abandonedWriters.push(this.writer);
     this.writer = null;
+    this.refusal = null;
     this.fileBytes = 0;
     this.fileEnded = false;
     this.head = [];

@@ -12,6 +12,7 @@ import { checkNameAndType, resolveContentType, sniffContent } from '../media/fil
 import type { MediaPool } from '../pool/media-pool.ts';
 import { StorageError, type ObjectStore, type ObjectWriter } from '../storage/object-store.ts';
 import { InlineContentHasher, PooledContentHasher, type ContentHasher } from './content-hasher.ts';
+import { refusalAtFileStart } from './file-refusal.ts';
 import { IdleTimer } from './idle-timer.ts';
 import type { BodyParser, BodyParserEvents } from './parsers/body-parser.ts';
 import { RunningUploads, type RunningUpload } from './running-uploads.ts';
@@ -163,6 +164,8 @@ export class UploadService {
     const actor = new UploadActor(
       {
         createParser: request.createParser,
+        // Name and declared type are judged when the file starts: a blocked file is refused before storage opens.
+        checkFile: (file) => refusalAtFileStart(prepared.options, file),
         openWriter: () => store.openWriter(storageKey, { contentType: 'application/octet-stream', expectedSize: body.declaredLength ?? undefined }),
         // Inline: sniffing 4 KiB takes ~20 µs, less than sending it to a worker (README, Performance).
         sniff: async (head) => sniffContent(head),

@@ -23,7 +23,12 @@ import { teamStorageState } from '../helpers/uploads.ts';
 // U+061C), zero-width and other Unicode are kept, and reach headers only percent-encoded.
 
 const SEED = 0x6_2026;
-const run = (numRuns: number) => ({ seed: SEED, numRuns, endOnFailure: true });
+// The socket share of the hostile volume (issue 17.14); the bulk runs directly in test/unit/hostile-volume.test.ts.
+let socketCases = 0;
+const run = (numRuns: number) => {
+  socketCases += numRuns;
+  return { seed: SEED, numRuns, endOnFailure: true };
+};
 
 const server = await startTestServer(t, { settings: { RATE_LIMIT_POINTS: 1_000_000, UPLOAD_IDLE_TIMEOUT_SECONDS: 2 } });
 const port = server.app.port;
@@ -336,8 +341,6 @@ async function uploadNamed(route: NameRoute, name: string): Promise<RawResponse>
 }
 
 function expectedFor(route: NameRoute, name: string): string | null {
-  // Busboy drops a part whose file name holds a line break: no file, 400 (a refusal either way).
-  if (route === 'part header' && /[\r\n]/.test(name)) return null;
   return expectedFileName(name);
 }
 
@@ -608,6 +611,7 @@ t.test('garbage on the socket: a 4xx (or uWS\'s 505) or a closed connection, nev
 });
 
 t.test('after everything: the refusals team holds nothing and no temp file is left anywhere', async (t) => {
+  t.comment(`hostile cases sent over sockets: ${socketCases}`);
   await expectNothingStored(t);
   t.same(await tempFiles(), [], 'no temp file in the data directory');
   await healthy(t);

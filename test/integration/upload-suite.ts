@@ -25,6 +25,41 @@ async function readBack(server: TestServer, id: string): Promise<Buffer> {
   }
 }
 
+/**
+ * POSTs a chunked body of up to `size` bytes (`prefix`, then `fill` repeated, with backpressure),
+ * stopping once the server answers; resolves with the answer and how many bytes had been sent.
+ */
+function streamUntilAnswered(url: string, headers: Record<string, string>, size: number, prefix: Buffer, fill: Buffer): Promise<{ status: number; body: any; sent: number }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } });
+    let answered = false;
+    let sent = prefix.length;
+    request.on('response', (response) => {
+      answered = true;
+      const at = sent;
+      let text = '';
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text), sent: at }));
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (answered || error.code === 'EPIPE' || error.code === 'ECONNRESET') return;
+      reject(error);
+    });
+    request.write(prefix);
+    const writeMore = () => {
+      while (sent < size && !answered) {
+        sent += fill.length;
+        if (!request.write(fill)) {
+          request.once('drain', writeMore);
+          return;
+        }
+      }
+      if (!answered) request.end();
+    };
+    writeMore();
+  });
+}
+
 /** Asserts a refused upload left nothing: no row, no reservation, no counted storage, no object, no unfinished write. */
 async function expectNothingLeft(t: Test, server: TestServer, driver: Driver, teamId: string, before: { files: number; usedStorage: number }) {
   const state = await teamStorageState(server.databaseUrl, teamId);
@@ -275,6 +310,46 @@ export async function uploadSuite(t: Test, driver: Driver): Promise<void> {
       t.equal(huge.body.messageKey, 'error.payloadTooLarge');
 
       await expectNothingLeft(t, server, driver, team.teamId, before);
+    });
+
+    t.test(`${driver}: a blocked name or declared type is refused before its bytes reach storage`, async (t) => {
+      const team = await server.createTeam('EarlyRefusal', 'enterprise');
+      const before = await teamStorageState(server.databaseUrl, team.teamId);
+      // Watches the service's real store: a refused file must never open a storage writer.
+      const store = server.app.services.store;
+      const openWriter = store.openWriter.bind(store);
+      let writersOpened = 0;
+      store.openWriter = (key, options) => {
+        writersOpened++;
+        return openWriter(key, options);
+      };
+      t.teardown(() => {
+        store.openWriter = openWriter;
+      });
+      const boundary = 'early-refusal-boundary';
+      const cases: Array<[string, string, string, Buffer, Buffer]> = [
+        ['multipart .exe', uploadPath(team.teamId), `multipart/form-data; boundary=${boundary}`,
+          Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="setup.exe"\r\nContent-Type: application/octet-stream\r\n\r\n`), randomBytes(64 * KiB)],
+        ['multipart declared text/html', uploadPath(team.teamId), `multipart/form-data; boundary=${boundary}`,
+          Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="page.txt"\r\nContent-Type: text/html\r\n\r\n`), Buffer.alloc(64 * KiB, 0x61)],
+        ['multipart query fileName .js', uploadPath(team.teamId, 'fileName=app.js'), `multipart/form-data; boundary=${boundary}`,
+          Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="fine.png"\r\n\r\n`), randomBytes(64 * KiB)],
+        ['JSON with fileName first', `/v1/cdn/media/${team.teamId}/upload`, 'application/json', Buffer.from('{"fileName":"tool.bat","file":"'), Buffer.alloc(64 * KiB, 0x41)],
+        ['JSON data URI of SVG', `/v1/cdn/media/${team.teamId}/upload`, 'application/json', Buffer.from('{"file":"data:image/svg+xml;base64,'), Buffer.alloc(64 * KiB, 0x41)],
+      ];
+      for (const [label, path, contentType, prefix, fill] of cases) {
+        const size = 250 * 1_000_000;
+        const response = await streamUntilAnswered(`${server.baseUrl}${path}`, { authorization: `Bearer ${team.key}`, 'content-type': contentType }, size, prefix, fill);
+        t.equal(response.status, 415, `${label}: 415`);
+        t.equal(response.body.messageKey, 'error.unsupportedMediaType', label);
+        t.ok(response.sent < 64 * MiB, `${label}: answered after ${Math.round(response.sent / MiB)} MiB of the 250 MB body`);
+      }
+      t.equal(writersOpened, 0, 'no storage writer was opened');
+      await expectNothingLeft(t, server, driver, team.teamId, before);
+      // The check does not refuse what it should not: a fine upload on the same routes still lands.
+      const fine = await uploadJson(server, team.teamId, team.key, { fileName: 'fine.png', file: pngLike(1000).toString('base64') });
+      t.equal(fine.status, 201);
+      t.equal(writersOpened, 1);
     });
 
     t.test(`${driver}: a client that disconnects half-way leaves nothing`, async (t) => {

@@ -3,7 +3,9 @@ import { ServiceError } from '../../src/errors/service-error.ts';
 import { ClientAbortedError } from '../../src/http/request-body.ts';
 import type { ObjectWriter } from '../../src/storage/object-store.ts';
 import type { BodyParser, BodyParserEvents, FileStart } from '../../src/upload/parsers/body-parser.ts';
+import { refusalAtFileStart } from '../../src/upload/file-refusal.ts';
 import { UNRESERVED_BYTES, UploadActor, type ReceivedFile, type SniffOutcome, type UploadEnvironment } from '../../src/upload/upload-actor.ts';
+import type { UploadOptions } from '../../src/upload/upload-options.ts';
 
 // The actor is driven only by messages: these tests feed it messages and
 // watch what it asks of its environment, with no socket, storage or database.
@@ -37,7 +39,7 @@ class FakeWriter implements ObjectWriter {
   }
 }
 
-/** Treats each written chunk as file bytes; `parts` lets a test announce several files. */
+/** Treats each written chunk as file bytes; startFile() lets a test announce more files. Like the real parsers, a callback's throw goes to error(). */
 class FakeParser implements BodyParser {
   private readonly events: BodyParserEvents;
   private started = false;
@@ -48,18 +50,33 @@ class FakeParser implements BodyParser {
     this.events = events;
     this.first = first;
   }
+  private guarded(work: () => void) {
+    if (this.destroyed) return;
+    try {
+      work();
+    } catch (error) {
+      this.destroyed = true;
+      this.events.error(error);
+    }
+  }
   startFile(info: FileStart) {
-    if (this.started && !this.skipping) this.events.fileEnd();
-    this.started = true;
-    this.skipping = !this.events.fileStart(info);
+    this.guarded(() => {
+      if (this.started && !this.skipping) this.events.fileEnd();
+      this.started = true;
+      this.skipping = !this.events.fileStart(info);
+    });
   }
   write(chunk: Buffer) {
     if (!this.started && this.first) this.startFile(this.first);
-    if (!this.skipping) this.events.fileData(chunk);
+    this.guarded(() => {
+      if (!this.skipping) this.events.fileData(chunk);
+    });
   }
   end() {
-    if (this.started && !this.skipping) this.events.fileEnd();
-    this.events.finish({ fileName: 'a.bin' });
+    this.guarded(() => {
+      if (this.started && !this.skipping) this.events.fileEnd();
+      this.events.finish({ fileName: 'a.bin' });
+    });
   }
   destroy() {
     this.destroyed = true;
@@ -76,7 +93,16 @@ interface Harness {
   resolveReserve: (ok: boolean) => void;
 }
 
-function harness(options: { maxBodyBytes?: number; maxFileBytes?: number | null; commit?: () => Promise<ReceivedFile>; first?: FileStart | null } = {}): Harness {
+interface HarnessOptions {
+  maxBodyBytes?: number;
+  maxFileBytes?: number | null;
+  commit?: () => Promise<ReceivedFile>;
+  first?: FileStart | null;
+  /** The multipart route's query options (null: the JSON route). */
+  options?: UploadOptions | null;
+}
+
+function harness(options: HarnessOptions = {}): Harness {
   const calls: string[] = [];
   const writers: FakeWriter[] = [];
   const reserveRequests: number[] = [];
@@ -86,6 +112,7 @@ function harness(options: { maxBodyBytes?: number; maxFileBytes?: number | null;
   let hashed = 0;
   const env: UploadEnvironment<ReceivedFile> = {
     createParser: (events) => (parser = new FakeParser(events, options.first === undefined ? { fieldName: 'file', fileName: 'a.bin', declaredType: null } : options.first)),
+    checkFile: (file) => refusalAtFileStart(options.options ?? null, file),
     openWriter: () => {
       const writer = new FakeWriter();
       writers.push(writer);
@@ -285,4 +312,52 @@ t.test('a later part named file replaces an earlier file part of another name', 
   t.ok(h.writers[0]!.aborted, 'the first file\'s write is abandoned');
   t.same(Buffer.concat(h.writers[1]!.chunks).toString(), 'second!');
   t.equal(h.writers.length, 2, 'the third part is skipped');
+});
+
+t.test('a blocked name or declared type is refused with 415 when the file starts, before any storage is opened', async (t) => {
+  const cases: Array<[string, HarnessOptions]> = [
+    ['a part named file called .exe', { first: { fieldName: 'file', fileName: 'setup.exe', declaredType: 'application/octet-stream' } }],
+    ['a part named file declared text/html', { first: { fieldName: 'file', fileName: 'page.txt', declaredType: 'text/html' } }],
+    ['the JSON file with fileName before it', { first: { fieldName: null, fileName: 'tool.bat', declaredType: null } }],
+    ['the JSON file as a data URI of SVG', { first: { fieldName: null, fileName: null, declaredType: 'image/svg+xml' } }],
+    ['the query fileName', { first: { fieldName: 'upload', fileName: 'fine.png', declaredType: 'image/png' }, options: { public: null, fileName: 'x.js', folderPath: null, folderId: null, tags: [] } }],
+  ];
+  for (const [label, options] of cases) {
+    const h = harness(options);
+    h.actor.send({ type: 'chunk', data: Buffer.alloc(1000) });
+    if (options.first?.fieldName === 'upload') h.actor.send({ type: 'end' });
+    const error = (await rejection(h.actor.result)) as ServiceError;
+    t.equal(error.status, 415, `${label}: 415`);
+    t.equal(error.messageKey, 'error.unsupportedMediaType', label);
+    t.equal(h.writers.length, 0, `${label}: no storage writer was opened`);
+    t.same(h.reserveRequests, [], `${label}: nothing reserved`);
+    t.ok(h.parser().destroyed, `${label}: the parser stopped`);
+  }
+  const invalid = harness({ first: { fieldName: 'file', fileName: 'bad\u0000name.png', declaredType: null } });
+  invalid.actor.send({ type: 'chunk', data: Buffer.alloc(10) });
+  const error = (await rejection(invalid.actor.result)) as ServiceError;
+  t.equal(error.status, 400, 'an invalid part file name is a 400 at once');
+  t.equal(invalid.writers.length, 0);
+});
+
+t.test('a blocked part of another name skips its bytes, and a later part named file can still replace it', async (t) => {
+  const replaced = harness({ first: { fieldName: 'attachment', fileName: 'first.exe', declaredType: null } });
+  replaced.actor.send({ type: 'chunk', data: Buffer.from('MZ...') });
+  t.equal(replaced.writers.length, 0, 'the blocked part is not stored');
+  replaced.parser().startFile({ fieldName: 'file', fileName: 'second.png', declaredType: null });
+  replaced.actor.send({ type: 'chunk', data: Buffer.from('second') });
+  replaced.actor.send({ type: 'end' });
+  replaced.resolveSniff(allowed);
+  const received = await replaced.actor.result;
+  t.equal(received.file.fileName, 'second.png');
+  t.equal(replaced.writers.length, 1);
+  t.equal(Buffer.concat(replaced.writers[0]!.chunks).toString(), 'second');
+
+  const kept = harness({ first: { fieldName: 'attachment', fileName: 'first.exe', declaredType: null } });
+  kept.actor.send({ type: 'chunk', data: Buffer.from('MZ...') });
+  kept.parser().startFile({ fieldName: 'other', fileName: 'third.png', declaredType: null });
+  kept.actor.send({ type: 'end' });
+  const error = (await rejection(kept.actor.result)) as ServiceError;
+  t.equal(error.status, 415, 'still the file when the body ends: 415');
+  t.equal(kept.writers.length, 0, 'nothing was ever stored');
 });

@@ -6,7 +6,8 @@ import type { AdmissionGate } from '../../../limits/admission-gate.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
 import type { Metrics, UploadOutcome } from '../../../observability/metrics.ts';
 import { StorageError } from '../../../storage/object-store.ts';
-import { createJsonBodyParser, createMultipartBodyParser } from '../../../upload/parsers/upload-body-parsers.ts';
+import { JsonUploadParser } from '../../../upload/parsers/json-upload-parser.ts';
+import { MultipartParser, multipartBoundary } from '../../../upload/parsers/multipart-parser.ts';
 import { parseMultipartOptions } from '../../../upload/upload-options.ts';
 import type { PreparedUpload, UploadService } from '../../../upload/upload-service.ts';
 import type { BodyParser, BodyParserEvents } from '../../../upload/parsers/body-parser.ts';
@@ -63,15 +64,12 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
       pattern: '/v1/cdn/media/:teamId/upload/file',
       handler: async (request) => {
         const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
-        const contentType = request.headers['content-type'] ?? '';
-        if (!/^multipart\/form-data\s*;.*boundary=/i.test(contentType)) {
-          throw badRequest('The body must be multipart/form-data with a boundary', 'content-type');
-        }
+        const boundary = multipartBoundary(request.headers['content-type'] ?? '');
         const options = parseMultipartOptions(request.query);
         return upload(
           request,
           () => deps.uploads.prepare(principal, 'multipart', request.body.declaredLength, options),
-          (events) => createMultipartBodyParser(contentType, events),
+          (events) => new MultipartParser(boundary, events),
           headers,
         );
       },
@@ -88,7 +86,7 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
         return upload(
           request,
           () => deps.uploads.prepare(principal, 'json', request.body.declaredLength, null),
-          (events) => createJsonBodyParser(events),
+          (events) => new JsonUploadParser(events),
           headers,
         );
       },

@@ -1,0 +1,115 @@
+import { badRequest } from '../../errors/errors.ts';
+
+const NON_ALPHABET = /[^A-Za-z0-9+/]/;
+const WHITESPACE_ALL = /[\r\n ]+/g;
+const ONLY_PADDING = /^=+$/;
+const EQUALS = 0x3d;
+
+export function invalidBase64(): Error {
+  return badRequest('file is not valid base64', 'file');
+}
+
+/**
+ * Decodes `block` (a multiple of 4 characters, none above U+00FF) if it is all standard-alphabet
+ * characters; null otherwise. Validation without a per-character loop: Node's decoder skips (or
+ * stops at) every character outside its alphabet, so the output is exactly 3/4 of the input
+ * length only when every character was decoded. Its alphabet also takes the URL-safe '-' and
+ * '_', so those are ruled out separately.
+ */
+function decodePlain(block: string): Buffer | null {
+  const bytes = Buffer.from(block, 'base64');
+  if (bytes.length * 4 !== block.length * 3) return null;
+  if (block.indexOf('-') !== -1 || block.indexOf('_') !== -1) return null;
+  return bytes;
+}
+
+/**
+ * Decodes a base64 text given in pieces of any size, strictly: the standard alphabet, `=` padding
+ * only to complete the very last quantum, CR, LF and space ignored anywhere, anything else
+ * refused, and the text (without whitespace) must be whole 4-character quanta. At most 3
+ * characters are held between pieces. The pieces must not hold characters above U+00FF (the
+ * caller rules them out). write()/end() throw a 400 'file is not valid base64'.
+ */
+export class Base64StreamDecoder {
+  private readonly onBytes: (bytes: Buffer) => void;
+  /** Characters after the last whole quantum, not yet validated (at most 3). */
+  private carry = '';
+  /** The final, padded quantum has been seen: only whitespace (or the rest of its '=') may follow. */
+  private padded = false;
+
+  constructor(onBytes: (bytes: Buffer) => void) {
+    this.onBytes = onBytes;
+  }
+
+  write(text: string): void {
+    if (text.length === 0) return;
+    if (this.padded) {
+      this.afterPadding(text);
+      return;
+    }
+    const s = this.carry.length > 0 ? this.carry + text : text;
+    // The fast path: plain alphabet. Whitespace (MIME line breaks) and padding take the slow one.
+    if (this.decodeWhole(s)) return;
+    const compact = s.replace(WHITESPACE_ALL, '');
+    if (compact.length === s.length || !this.decodeWhole(compact)) this.decodePadded(compact);
+  }
+
+  end(): void {
+    if (this.carry.replace(WHITESPACE_ALL, '').length !== 0) throw invalidBase64();
+    this.carry = '';
+  }
+
+  /** Decodes the whole quanta of `s` if they are plain alphabet characters, keeping the rest as carry. */
+  private decodeWhole(s: string): boolean {
+    const whole = s.length - (s.length % 4);
+    if (whole === 0) {
+      if (NON_ALPHABET.test(s)) return false;
+      this.carry = s;
+      return true;
+    }
+    const bytes = decodePlain(whole === s.length ? s : s.slice(0, whole));
+    if (bytes === null) return false;
+    const rest = s.slice(whole);
+    if (NON_ALPHABET.test(rest)) return false;
+    this.carry = rest;
+    this.onBytes(bytes);
+    return true;
+  }
+
+  /** `s` has no whitespace and is not plain alphabet: valid only as data ending in the padded final quantum. */
+  private decodePadded(s: string): void {
+    const bad = s.search(NON_ALPHABET);
+    if (bad === -1 || s.charCodeAt(bad) !== EQUALS || !ONLY_PADDING.test(s.slice(bad))) throw invalidBase64();
+    const quantumStart = bad - (bad % 4);
+    // A final quantum holds 2 or 3 data characters before its padding.
+    if (bad - quantumStart < 2) throw invalidBase64();
+    if (quantumStart > 0) {
+      const bytes = decodePlain(s.slice(0, quantumStart));
+      if (bytes === null) throw invalidBase64();
+      this.onBytes(bytes);
+    }
+    this.padded = true;
+    this.takeFinalQuantum(s.slice(quantumStart));
+  }
+
+  private afterPadding(text: string): void {
+    const s = text.replace(WHITESPACE_ALL, '');
+    if (s.length === 0) return;
+    // Only the '=' that completes a split final quantum ("xx=" + "=") may follow.
+    if (this.carry.length === 0 || !ONLY_PADDING.test(s)) throw invalidBase64();
+    this.takeFinalQuantum(this.carry + s);
+  }
+
+  /** `quantum` is 2-3 alphabet characters then '='s; decodes it once it is 4 characters long. */
+  private takeFinalQuantum(quantum: string): void {
+    if (quantum.length > 4) throw invalidBase64();
+    if (quantum.length < 4) {
+      this.carry = quantum;
+      return;
+    }
+    this.carry = '';
+    const bytes = Buffer.from(quantum, 'base64');
+    if (bytes.length !== (quantum.endsWith('==') ? 1 : 2)) throw invalidBase64();
+    this.onBytes(bytes);
+  }
+}
