@@ -336,13 +336,13 @@ t.test('file names, folder paths and tags: stored exactly by the rules, or a 400
   );
   check('tags', 10_000, fc.property(tagsArb, (value) => {
     const result = outcome(() => parseTags(value));
-    // The rules: a comma-separated string or a list of strings; each trimmed, lower-cased, 1-64 of a-z 0-9 _ . : @ -; at most 20 distinct.
+    // The rules: a comma-separated string or a list of strings; each trimmed, 1-64 of a-z (upper case is invalid, not lower-cased) 0-9 _ . : @ -; at most 20 distinct.
     let expected: string[] | null;
     if (value === undefined || value === null || value === '') expected = [];
     else if (typeof value !== 'string' && !Array.isArray(value)) expected = null;
     else {
       const list: unknown[] = typeof value === 'string' ? value.split(',') : value;
-      const tags = list.map((tag) => (typeof tag === 'string' ? tag.trim().toLowerCase() : null));
+      const tags = list.map((tag) => (typeof tag === 'string' ? tag.trim() : null));
       expected = tags.every((tag) => tag !== null && /^[a-z0-9_.:@-]{1,64}$/.test(tag)) ? [...new Set(tags as string[])] : null;
       if (expected && expected.length > MAX_TAGS) expected = null;
     }
