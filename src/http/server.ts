@@ -9,6 +9,7 @@ import {
 import { badRequest, requestHeaderFieldsTooLarge, toServiceError } from '../errors/errors.ts';
 import type { ServiceError } from '../errors/service-error.ts';
 import { ClientAbortedError, RequestBody, type BodyBuffering } from './request-body.ts';
+import type { Cors } from './cors.ts';
 import type { Router } from './router.ts';
 import type { HttpRequest, HttpResult, StreamBody } from './types.ts';
 
@@ -41,10 +42,32 @@ export interface HttpServerOptions {
   mapError?: (error: unknown) => unknown;
   /** Largest request header block (request line, names and values) in bytes; 431 beyond. Default MAX_HEADER_BYTES. */
   maxHeaderBytes?: number;
+  /** Answers CORS preflights before routing and adds the CORS headers to every response. */
+  cors?: Pick<Cors, 'preflight' | 'withHeaders'>;
+  /** Called once per request when it is over: answered (body written or given up) or left by the client. */
+  onComplete?: (exchange: CompletedExchange) => void;
+}
+
+/** What the access log needs to know of a request once it is over. */
+export interface CompletedExchange {
+  request: HttpRequest;
+  /** The matched route's pattern, UNROUTED or PREFLIGHT. */
+  route: string;
+  /** Null when the client left before an answer was chosen. */
+  status: number | null;
+  /** The answer's JSON body, when it had one. */
+  body: unknown;
+  bytesIn: number;
+  bytesOut: number;
+  durationMs: number;
+  /** The client left before the whole answer was written. */
+  aborted: boolean;
 }
 
 /** The route of a response that no route produced (refused before routing, 404, 405). */
 export const UNROUTED = 'unrouted';
+/** The route of a CORS preflight answered before routing. */
+export const PREFLIGHT = 'preflight';
 
 /**
  * The uWS boundary: turns each uWS request into an HttpRequest, runs the
@@ -61,6 +84,8 @@ export class HttpServer {
   private readonly bodyBuffering: BodyBuffering | null;
   private readonly mapError: (error: unknown) => unknown;
   private readonly maxHeaderBytes: number;
+  private readonly cors: HttpServerOptions['cors'];
+  private readonly onComplete: (exchange: CompletedExchange) => void;
   /** Requests between their arrival and the end of their response. */
   private inFlight = 0;
   private onIdle: (() => void) | null = null;
@@ -73,6 +98,8 @@ export class HttpServer {
     this.bodyBuffering = options.bodyBuffering ?? null;
     this.mapError = options.mapError ?? ((error) => error);
     this.maxHeaderBytes = options.maxHeaderBytes ?? MAX_HEADER_BYTES;
+    this.cors = options.cors;
+    this.onComplete = options.onComplete ?? (() => undefined);
     this.app = App();
     this.app.any('/*', (res, req) => this.onRequest(res, req));
   }
@@ -121,6 +148,7 @@ export class HttpServer {
   }
 
   private onRequest(res: UwsResponse, req: UwsRequest): void {
+    const started = performance.now();
     // Everything from uWS's request object must be read now: it dies when this function returns.
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const path = req.getUrl();
@@ -143,6 +171,7 @@ export class HttpServer {
     const body = new RequestBody(exchange, declared.value, hasBody, this.bodyBuffering);
     res.onAborted(() => {
       exchange.aborted = true;
+      exchange.clientLeft = true;
       exchange.controller.abort();
       body.fail(new ClientAbortedError());
     });
@@ -156,13 +185,20 @@ export class HttpServer {
       log: exchange.log, signal: exchange.controller.signal,
     };
     this.inFlight++;
-    void this.handle(request, exchange, declared.valid, headerBytes).finally(() => {
+    void this.handle(request, exchange, declared.valid, headerBytes).then((answer) => {
+      this.onComplete({
+        request, route: answer.route, status: answer.result?.status ?? null, body: answer.result?.body,
+        bytesIn: body.bytesReceived, bytesOut: exchange.bytesOut, durationMs: performance.now() - started, aborted: exchange.clientLeft,
+      });
+    }).finally(() => {
       this.inFlight--;
       if (this.inFlight === 0) this.onIdle?.();
     });
   }
 
-  private async handle(request: HttpRequest, exchange: Exchange, validLength: boolean, headerBytes: number): Promise<void> {
+  private async handle(
+    request: HttpRequest, exchange: Exchange, validLength: boolean, headerBytes: number,
+  ): Promise<{ route: string; result: HttpResult | null }> {
     let result: HttpResult;
     let route = UNROUTED;
     let messageKey: string | null = null;
@@ -172,20 +208,28 @@ export class HttpServer {
       // PostgreSQL text cannot hold NUL (a parameter with one fails the query as a protocol error), and no
       // option of ours has a use for it; a NUL can only arrive in a query string as %00.
       if (request.query.size > 0 && hasNul(request.query)) throw badRequest('The query string must not contain NUL characters (%00).');
-      this.admit(request);
-      const match = this.router.match(request.method, request.path);
-      route = match.pattern;
-      request.params = match.params;
-      result = await match.handler(request);
+      const preflight = this.cors?.preflight(request) ?? null;
+      if (preflight) {
+        route = PREFLIGHT;
+        result = preflight;
+      } else {
+        this.admit(request);
+        const match = this.router.match(request.method, request.path);
+        route = match.pattern;
+        request.params = match.params;
+        result = await match.handler(request);
+      }
     } catch (error) {
-      if (exchange.aborted) return;
+      if (exchange.aborted) return { route, result: null };
       const serviceError = toServiceError(this.mapError(error), request.id);
       this.logFailure(request, serviceError, error);
       messageKey = serviceError.messageKey;
       result = { status: serviceError.status, body: serviceError.toBody(), headers: serviceError.headers };
     }
+    if (this.cors) result = { ...result, headers: this.cors.withHeaders(request, result.headers) };
     if (!exchange.aborted) this.onResponse(route, result.status, messageKey);
     await exchange.send(request, result);
+    return { route, result };
   }
 
   private logFailure(request: HttpRequest, serviceError: ServiceError, error: unknown): void {
@@ -211,6 +255,10 @@ function parseContentLength(value: string | undefined): { value: number | null; 
 /** One request/response pair on the uWS side. */
 class Exchange {
   aborted = false;
+  /** The client went away (uWS onAborted), as opposed to `aborted`, which also means "answered". */
+  clientLeft = false;
+  /** Body bytes handed to uWS. */
+  bytesOut = 0;
   readonly controller = new AbortController();
   readonly log: Logger;
   private readonly res: UwsResponse;
@@ -260,6 +308,7 @@ class Exchange {
         res.endWithoutBody(undefined, closeConnection);
       } else {
         res.end(payload ?? '', closeConnection);
+        this.bytesOut = payload === undefined ? 0 : Buffer.byteLength(payload);
       }
     });
     this.aborted = true;
@@ -334,11 +383,15 @@ class Exchange {
           start = res.getWriteOffset();
           [ok, finished] = res.tryEnd(chunk, total);
         });
-        if (finished || ok) continue;
+        if (finished || ok) {
+          this.bytesOut += chunk.length;
+          continue;
+        }
         // Backpressure: uWS took part of the chunk (or none); the source is not read again until onWritable sent the rest.
         finished = await new Promise<boolean>((resolve) => {
           pending = { chunk, start, resolve };
         });
+        if (!this.clientLeft) this.bytesOut += chunk.length;
       }
     } catch (error) {
       if (!this.aborted) this.log.error({ err: error }, 'reading the response body failed');
