@@ -100,7 +100,7 @@ function sharexRequest(sxcu: any, fileName: string, content: Buffer, mimeType: s
 
 t.test('ShareX: the cli writes a .sxcu; what ShareX sends for it lands, and its URL serves the bytes', async (t) => {
   const out = join(work, 'team.sxcu');
-  const made = await cli(['sharex', '--team', team.teamId, '--create-key', '--folder', 'screenshots/pc', '--tags', 'sharex,PC:desk', '--out', out]);
+  const made = await cli(['sharex', '--team', team.teamId, '--create-key', '--folder', 'screenshots/pc', '--tags', 'sharex,pc:desk', '--out', out]);
   t.equal(made.code, 0, 'the cli succeeds', { stderr: made.stderr });
   const printed = JSON.parse(made.stdout);
   t.equal(printed.file, out);
