@@ -42,6 +42,10 @@ import { adminRoutes } from './http/routes/admin/admin-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
 import { HttpServer, type ListenMode } from './http/server.ts';
+import { accessLogger } from './http/access-log.ts';
+import { Cors } from './http/cors.ts';
+import { rootRoutes } from './http/routes/root.ts';
+import { unreachableLinksWarning } from './config/public-url.ts';
 import type { Logger } from './logging/logger.ts';
 import { metricsRoutes } from './http/routes/metrics-routes.ts';
 import { Metrics } from './observability/metrics.ts';
@@ -211,7 +215,8 @@ export class Application {
     this.logger = logger;
     this.listenMode = options.listen ?? {};
     const dependencies = (): Record<string, string | null> => (this.storageHealth ? { storage: this.storageHealth.status.cause } : {});
-    for (const route of healthRoutes(() => this.lifecycle, dependencies)) this.router.add(route);
+    for (const route of [...healthRoutes(() => this.lifecycle, dependencies), ...rootRoutes()]) this.router.add(route);
+    const cors = new Cors(config.corsOrigins);
     this.server = new HttpServer({
       router: this.router,
       logger,
@@ -222,6 +227,8 @@ export class Application {
       bodyBuffering: { memoryBytes: BODY_MEMORY_BYTES, spoolDirectory: join(config.dataDir, 'spool') },
       // A database that is down or restarting is worth a retry, not a 500; the pool reconnects once it is back.
       mapError: (error) => (isDatabaseUnavailable(error) ? serviceUnavailable('The database is temporarily unavailable, retry later', 5, error) : error),
+      cors: cors.enabled ? cors : undefined,
+      onComplete: config.accessLog ? accessLogger(logger.child({ component: 'access' })) : undefined,
     });
   }
 
@@ -246,6 +253,8 @@ export class Application {
       this.config = { ...this.config, port: this.boundPort, publicUrl: this.config.publicUrl.replace(/:0$/, `:${this.boundPort}`) };
     }
     this.logger.info({ host: this.config.host, port: this.boundPort }, 'listening; starting up');
+    const linksWarning = unreachableLinksWarning(this.config);
+    if (linksWarning) this.logger.warn({ publicUrl: this.config.publicUrl }, linksWarning);
   }
 
   async start(): Promise<void> {

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { Backend, type Services } from '../app.ts';
-import { ConfigError, loadConfig } from '../config/config.ts';
+import { ConfigError, loadConfig, type Config } from '../config/config.ts';
 import { reconcileStorage } from '../domain/uploads/storage-reconcile.ts';
 import { badRequest, notFound, toServiceError } from '../errors/errors.ts';
 import { createLogger } from '../logging/logger.ts';
+import { writeSharexUploader } from './sharex.ts';
 
 /**
  * The operator routes for shell use: `npm run --silent cli -- team create --name Alpha`.
@@ -14,7 +15,7 @@ import { createLogger } from '../logging/logger.ts';
 interface Command {
   usage: string;
   options: Record<string, { type: 'string' | 'boolean' }>;
-  run(services: Services, values: Record<string, unknown>): Promise<unknown>;
+  run(services: Services, values: Record<string, unknown>, config: Config): Promise<unknown>;
 }
 
 const list = (value: unknown): string[] | undefined =>
@@ -87,6 +88,14 @@ const commands: Record<string, Command> = {
       return report;
     },
   },
+  sharex: {
+    usage: 'sharex --team ID (--key KEY | --create-key) [--folder PATH] [--tags a,b] [--out FILE.sxcu]',
+    options: {
+      team: { type: 'string' }, key: { type: 'string' }, 'create-key': { type: 'boolean' },
+      folder: { type: 'string' }, tags: { type: 'string' }, out: { type: 'string' },
+    },
+    run: (s, v, config) => writeSharexUploader(s, config, v),
+  },
 };
 
 function usage(): string {
@@ -94,15 +103,16 @@ function usage(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const name = argv.slice(0, 2).join(' ');
-  const command = commands[name];
+  // Commands are one word (sharex) or two (team create).
+  const words = commands[argv.slice(0, 2).join(' ')] ? 2 : 1;
+  const command = commands[argv.slice(0, words).join(' ')];
   if (!command) {
     process.stderr.write(`${usage()}\n`);
     return 2;
   }
   let values: Record<string, unknown>;
   try {
-    values = parseArgs({ args: argv.slice(2), options: command.options, strict: true }).values;
+    values = parseArgs({ args: argv.slice(words), options: command.options, strict: true }).values;
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\nUsage: npm run --silent cli -- ${command.usage}\n`);
     return 2;
@@ -127,7 +137,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   try {
-    const result = await command.run(backend.services, values);
+    const result = await command.run(backend.services, values, config);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseCorsOrigins, type CorsOrigins } from './cors-origins.ts';
 import { settingNames, settings, type SettingName, type SettingValues } from './settings.ts';
 
 export interface Config {
@@ -57,6 +58,10 @@ export interface Config {
   apiKeyCacheSeconds: number;
   /** METRICS_TOKEN: GET /metrics needs `Authorization: Bearer <token>`; null: /metrics answers loopback clients only. */
   metricsToken: string | null;
+  /** CORS_ORIGINS: any origin, these origins, or none ([]: CORS off). */
+  corsOrigins: CorsOrigins;
+  /** ACCESS_LOG: one JSON line per request at info. */
+  accessLog: boolean;
   logLevel: SettingValues['LOG_LEVEL'];
   /** Automations: webhook deliveries of events (README "Automations and webhooks"). */
   automations: AutomationSettings;
@@ -111,12 +116,15 @@ function readSettingsFile(path: string): RawSettings {
   return parsed as RawSettings;
 }
 
+/** Settings whose empty value means something (CORS_ORIGINS: CORS off), so an empty variable is not "unset". */
+const EMPTY_IS_A_VALUE = new Set<SettingName>(['CORS_ORIGINS']);
+
 function environmentSettings(env: NodeJS.ProcessEnv): RawSettings {
   const raw: RawSettings = {};
   for (const name of settingNames) {
     const value = env[name];
     // An empty variable means "unset", as shells make it easy to export one by accident.
-    if (value !== undefined && value !== '') raw[name] = value;
+    if (value !== undefined && (value !== '' || EMPTY_IS_A_VALUE.has(name))) raw[name] = value;
   }
   return raw;
 }
@@ -196,6 +204,8 @@ function toConfig(values: SettingValues, cwd: string): Config {
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,
     metricsToken: values.METRICS_TOKEN,
+    corsOrigins: parseCorsOrigins(values.CORS_ORIGINS),
+    accessLog: values.ACCESS_LOG,
     logLevel: values.LOG_LEVEL,
     automations: {
       dispatchIntervalMs: values.AUTOMATION_DISPATCH_INTERVAL_MS,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseCorsOrigins } from './cors-origins.ts';
 
 /**
  * Every setting of the service, keyed by the name it has everywhere: in
@@ -27,6 +28,15 @@ const boolean = z.union([
 const httpUrl = z.url({ protocol: /^https?$/ });
 const postgresUrl = z.url({ protocol: /^postgres(ql)?$/ });
 const redisUrl = z.url({ protocol: /^rediss?$/ });
+
+const corsOrigins = z.string().refine((value) => {
+  try {
+    parseCorsOrigins(value);
+    return true;
+  } catch {
+    return false;
+  }
+});
 
 export const settings = {
   HOST: setting(z.string().min(1), 'a host name or IP address'),
@@ -69,6 +79,9 @@ export const settings = {
     z.string().regex(/^[\x21-\x7e]{16,}$/).nullable(),
     'at least 16 printable ASCII characters without spaces, or unset to serve /metrics to loopback clients only',
   ),
+  // Empty turns CORS off; unlike other settings, an empty environment variable counts (config.ts).
+  CORS_ORIGINS: setting(corsOrigins, '* or a comma-separated list of origins such as https://cfx-nui-screenshot-basic, or empty to turn CORS off'),
+  ACCESS_LOG: setting(boolean, 'true or false'),
   LOG_LEVEL: setting(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'one of fatal, error, warn, info, debug, trace, silent'),
   // Automations (webhook deliveries): see README "Automations and webhooks".
   AUTOMATION_DISPATCH_INTERVAL_MS: setting(integer(10, 3_600_000), 'an integer from 10 to 3600000 (milliseconds)'),

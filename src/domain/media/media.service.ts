@@ -123,15 +123,15 @@ export interface MediaRecord {
   updatedAt: Date;
 }
 
-/** Parses the paging headers of spec 4.4. */
+/** Parses the paging values of spec 4.4 (headers, or query parameters: see http/paging.ts). */
 export function parsePaging(pageNumberHeader: string | undefined, pageSizeHeader: string | undefined): MediaListQuery {
   const pageNumber = pageNumberHeader === undefined ? 1 : Number(pageNumberHeader);
   const pageSize = pageSizeHeader === undefined ? DEFAULT_PAGE_SIZE : Number(pageSizeHeader);
   if (!Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > 1_000_000) {
-    throw badRequest('The pageNumber header must be a whole number from 1.', 'pageNumber');
+    throw badRequest('pageNumber must be a whole number from 1.', 'pageNumber');
   }
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-    throw badRequest(`The pageSize header must be a whole number from 1 to ${MAX_PAGE_SIZE}.`, 'pageSize');
+    throw badRequest(`pageSize must be a whole number from 1 to ${MAX_PAGE_SIZE}.`, 'pageSize');
   }
   return { pageNumber, pageSize };
 }

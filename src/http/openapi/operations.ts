@@ -485,6 +485,17 @@ function automationOperations(base: string, family: 'team' | 'operator'): Record
 }
 
 const serviceOperations: Record<string, OperationDoc> = {
+  'GET /': {
+    operationId: 'root',
+    summary: 'Where to start',
+    description: 'Points to the human-readable documentation (/docs), this document (/v1/openapi.json) and /healthz.',
+    tag: 'service',
+    access: 'public',
+    responses: {
+      200: { description: 'Links.', schema: z.object({ service: z.string(), docs: z.string(), openapi: z.string(), health: z.string() }) },
+    },
+    errors: {},
+  },
   'GET /healthz': {
     operationId: 'health',
     summary: 'Health',

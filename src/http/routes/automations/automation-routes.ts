@@ -1,8 +1,8 @@
 import type { Services } from '../../../app.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import { parseDeliveryFilters, type Actor, type AutomationService } from '../../../domain/automations/automation.service.ts';
-import { parsePaging } from '../../../domain/media/media.service.ts';
 import { authorizeMedia } from '../../guards.ts';
+import { readPaging } from '../../paging.ts';
 import { json, noContent, type Handler, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
 
 /** What a route handler knows once the caller is authorised for the team in the path. */
@@ -43,7 +43,7 @@ export function automationRouteTable(base: string, automations: AutomationServic
     route('POST', '/:automationId/rotate-secret', async (call) =>
       json(200, await automations.rotateSecret(call.teamId, param(call, 'automationId'), call.actor), call.headers)),
     route('GET', '/:automationId/deliveries', async (call) => {
-      const paging = parsePaging(call.request.headers['pagenumber'], call.request.headers['pagesize']);
+      const paging = readPaging(call.request);
       const filters = parseDeliveryFilters(call.request.query);
       return json(200, await automations.listDeliveries(call.teamId, param(call, 'automationId'), paging, filters), call.headers);
     }),

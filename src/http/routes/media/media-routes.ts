@@ -1,8 +1,9 @@
 import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
 import { Permission } from '../../../auth/permissions.ts';
-import { parseListFilters, parsePaging, type MediaService } from '../../../domain/media/media.service.ts';
+import { parseListFilters, type MediaService } from '../../../domain/media/media.service.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
 import { authorizeMedia } from '../../guards.ts';
+import { readPaging } from '../../paging.ts';
 import { json, type Route } from '../../types.ts';
 
 export interface MediaRouteDeps {
@@ -19,7 +20,7 @@ export function mediaRoutes(deps: MediaRouteDeps): Route[] {
       pattern: '/v1/cdn/media/:teamId',
       handler: async (request) => {
         const { principal, headers } = await authorizeMedia(request, deps, { permission: Permission.mediaView });
-        const paging = parsePaging(request.headers['pagenumber'], request.headers['pagesize']);
+        const paging = readPaging(request);
         const filters = parseListFilters(request.query);
         return json(200, await deps.media.list(principal.teamId, paging, filters), headers);
       },

@@ -1,0 +1,11 @@
+import { parsePaging, type MediaListQuery } from '../domain/media/media.service.ts';
+import type { HttpRequest } from './types.ts';
+
+/** Spec 4.4's paging: the `pageNumber` and `pageSize` headers, or query parameters of those names (the headers win). */
+export function readPaging(request: HttpRequest): MediaListQuery {
+  return parsePaging(pagingValue(request, 'pageNumber'), pagingValue(request, 'pageSize'));
+}
+
+function pagingValue(request: HttpRequest, name: 'pageNumber' | 'pageSize'): string | undefined {
+  return request.headers[name.toLowerCase()] ?? request.query.get(name) ?? undefined;
+}
