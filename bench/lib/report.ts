@@ -1,4 +1,4 @@
-/** The markdown of a bench run: ready to paste into the README's Performance section. */
+/** The markdown of a bench run: ready to paste into docs/performance.md. */
 import type { BenchReport, TargetSummary } from '../run.ts';
 
 const KiB = 1024;

@@ -63,7 +63,7 @@ export interface Config {
   /** ACCESS_LOG: one JSON line per request at info. */
   accessLog: boolean;
   logLevel: SettingValues['LOG_LEVEL'];
-  /** Automations: webhook deliveries of events (README "Automations and webhooks"). */
+  /** Automations: webhook deliveries of events (docs/automations.md). */
   automations: AutomationSettings;
 }
 

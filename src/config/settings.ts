@@ -83,7 +83,7 @@ export const settings = {
   CORS_ORIGINS: setting(corsOrigins, '* or a comma-separated list of origins such as https://cfx-nui-screenshot-basic, or empty to turn CORS off'),
   ACCESS_LOG: setting(boolean, 'true or false'),
   LOG_LEVEL: setting(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'one of fatal, error, warn, info, debug, trace, silent'),
-  // Automations (webhook deliveries): see README "Automations and webhooks".
+  // Automations (webhook deliveries): see docs/automations.md.
   AUTOMATION_DISPATCH_INTERVAL_MS: setting(integer(10, 3_600_000), 'an integer from 10 to 3600000 (milliseconds)'),
   AUTOMATION_DELIVERY_TIMEOUT_MS: setting(integer(100, 120_000), 'an integer from 100 to 120000 (milliseconds)'),
   AUTOMATION_MAX_ATTEMPTS: setting(integer(1, 100), 'an integer from 1 to 100'),

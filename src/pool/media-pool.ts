@@ -63,7 +63,7 @@ export class MediaPool {
       filename: WORKER_FILE,
       name: 'default',
       // Threads start with the first task and stop when idle: by default nothing is sent to the
-      // pool (inline hashing and sniffing measured faster, README Performance), and each idle
+      // pool (inline hashing and sniffing measured faster, docs/performance.md), and each idle
       // thread held ~30 MB of RSS.
       minThreads: 0,
       maxThreads: threads,

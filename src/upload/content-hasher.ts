@@ -13,7 +13,7 @@ export interface ContentHasher {
  * Hashes each 1 MiB block as its bytes pass, on the main thread, without
  * copying them anywhere but into xxhash's own wasm memory. xxh64 runs at
  * 6-16 GB/s here, so a 512 KiB chunk costs well under 0.1 ms: less than
- * copying it for a worker would (README, Performance).
+ * copying it for a worker would (docs/performance.md, "Defaults, and why").
  */
 export class InlineContentHasher implements ContentHasher {
   private readonly api: XxHashApi;

@@ -167,7 +167,7 @@ export class UploadService {
         // Name and declared type are judged when the file starts: a blocked file is refused before storage opens.
         checkFile: (file) => refusalAtFileStart(prepared.options, file),
         openWriter: () => store.openWriter(storageKey, { contentType: 'application/octet-stream', expectedSize: body.declaredLength ?? undefined }),
-        // Inline: sniffing 4 KiB takes ~20 µs, less than sending it to a worker (README, Performance).
+        // Inline: sniffing 4 KiB takes ~20 µs, less than sending it to a worker (docs/performance.md, "Defaults, and why").
         sniff: async (head) => sniffContent(head),
         hashChunk: (chunk) => hasher.push(chunk),
         resetHash: () => hasher.reset(),

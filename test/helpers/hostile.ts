@@ -186,7 +186,7 @@ export function folderArb(options: { surrogates: boolean }) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The rules a name must meet (README, Uploads): the last path segment, trimmed, 1-255 characters,
+// The rules a name must meet (docs/api.md, "Upload rules"): the last path segment, trimmed, 1-255 characters,
 // not `.` or `..`, no C0/C1 control, no bidirectional override/embedding/isolate, no unpaired surrogate.
 
 const REFUSED_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;

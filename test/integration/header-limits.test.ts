@@ -10,7 +10,7 @@ import { sendChunked, teamStorageState } from '../helpers/uploads.ts';
 // (UWS_HTTP_MAX_HEADERS_SIZE, read once when its binary loads; 4 KiB by default) with a 431 and an
 // HTML body. The service raises uWS's limit to 64 KiB (src/http/uws-limits.ts, evaluated before
 // uWS loads) and enforces 16 KiB itself, answering 431 with the spec's error body. What stays
-// uWS's own is tested here too, as documented in README "Known limitations".
+// uWS's own is tested here too, as documented in docs/operations.md "Known limitations".
 
 const server = await startTestServer(t, { settings: { RATE_LIMIT_POINTS: 1_000_000 } });
 const port = server.app.port;

@@ -17,7 +17,7 @@ import { teamStorageState } from '../helpers/uploads.ts';
 // generator made. Refusals must be a 4xx with the spec's error body, and leave nothing behind: no
 // media row, nothing counted or reserved, no object, no temp file. Names that are odd but valid are
 // stored (201) under the name the rules give, and serving the file never lets them into a header.
-// Decided per case (README, Uploads): the last path segment of a name is kept, trimmed; names with
+// Decided per case (docs/api.md, "Upload rules"): the last path segment of a name is kept, trimmed; names with
 // C0/C1 controls (CR, LF, NUL, ...), bidirectional overrides/embeddings/isolates (U+202A-202E,
 // U+2066-2069) or unpaired surrogates are refused; the bidirectional *marks* (U+200E, U+200F,
 // U+061C), zero-width and other Unicode are kept, and reach headers only percent-encoded.

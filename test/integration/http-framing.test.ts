@@ -158,7 +158,7 @@ t.test('request smuggling: ambiguous body framing is 400 and not processed (RFC 
     connection.write(raw);
     const response = await connection.next();
     t.equal(response.status, 400, `${label}: 400`);
-    // uWS answers Content-Length with chunked itself, with its HTML 400 (README, Known limitations).
+    // uWS answers Content-Length with chunked itself, with its HTML 400 (docs/operations.md, Known limitations).
     if (response.json !== undefined) {
       t.match(response.json, { name: 'BadRequestError', status: 400, messageKey: String }, `${label}: the spec's error body`);
       t.equal(response.headers['connection'], 'close', `${label}: Connection: close`);

@@ -14,7 +14,7 @@ import { boundaryArb, controlUnits, expectedFileName, expectedFolder, extFileNam
 // Issue 17.14: the bulk of the hostile-input volume, run directly against the parts that read
 // client input: both upload body parsers (whole and cut at random points), the name, tag and
 // folder validators, the upload query, the list query and paging headers, the Range header and
-// the Content-Type. Fixed seed, bounded runs; every case has an oracle (the rules the README
+// the Content-Type. Fixed seed, bounded runs; every case has an oracle (the rules docs/api.md
 // states, or the same body parsed whole). A refusal must be a 400 ServiceError with the spec's
 // body; anything else (a TypeError, a 500, a hang) fails. test/integration/hostile-input.test.ts
 // sends a smaller share over real sockets. The total is printed at the end.

@@ -22,7 +22,7 @@ export interface MediaRecord {
   /** Bytes. */
   size: number;
   contentType: string;
-  /** The content hash of the upload response (see README, "Content hash"). */
+  /** The content hash of the upload response (see docs/design.md, "Content hash"). */
   hash: string | null;
   folderId: string | null;
   tags: string[];

@@ -15,7 +15,7 @@
 // part buffers are external memory that V8 frees only at its next full GC (up to ~64 MiB later),
 // so RSS rises by more than the live bytes: a 250 MB upload from a loopback client raised RSS by
 // 33-36 MB with these defaults, 59-68 MB with 5 MiB x 2 and 67-98 MB with 8 MiB x 2 (RGW on the
-// same machine; the 64 MB budget is in README "Performance"). Against that local RGW 1, 2 and 4
+// same machine; the 64 MB budget is in docs/performance.md). Against that local RGW 1, 2 and 4
 // parts in flight moved bytes at the same speed; a distant S3 with a long round trip per part
 // wants more (S3_PARTS_IN_FLIGHT), at one part of memory each.
 //
