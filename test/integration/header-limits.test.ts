@@ -73,7 +73,7 @@ t.test('an upload with oversized headers is refused before its body: 431, nothin
   await healthy(t);
 });
 
-t.test('what stays uWS\'s own (README, Known limitations): more than 98 header fields, a block over 64 KiB', async (t) => {
+t.test('what stays uWS\'s own (docs/operations.md, Known limitations): more than 98 header fields, a block over 64 KiB', async (t) => {
   const tooMany = await rawRequest(port, requestBytes('GET', '/healthz', headersOf(100, 1)));
   t.equal(tooMany.status, 431, '102 header fields: uWS answers 431 itself (its compile-time limit)');
   t.equal(tooMany.json, undefined, 'with its own HTML body, not the spec\'s');
