@@ -38,6 +38,8 @@ export interface Config {
   upload: {
     concurrency: number;
     queueLimit: number;
+    /** Share (0 to 1] of concurrency + queueLimit places one team may hold; past it the team gets 503 uploadBusy. */
+    teamMaxShare: number;
     retryAfterSeconds: number;
     hashOffloadMinBytes: number | null;
     /** An upload whose body stops arriving for this long is ended with 408. */
@@ -169,6 +171,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
     upload: {
       concurrency: values.UPLOAD_CONCURRENCY,
       queueLimit: values.UPLOAD_QUEUE_LIMIT,
+      teamMaxShare: values.UPLOAD_TEAM_MAX_SHARE,
       retryAfterSeconds: values.UPLOAD_RETRY_AFTER_SECONDS,
       hashOffloadMinBytes: values.HASH_OFFLOAD_MIN_BYTES,
       idleTimeoutSeconds: values.UPLOAD_IDLE_TIMEOUT_SECONDS,

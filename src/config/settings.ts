@@ -19,6 +19,9 @@ function setting<T>(schema: z.ZodType<T>, expected: string): Setting<T> {
 const integer = (min: number, max: number) =>
   z.union([z.number(), z.string().regex(/^-?\d+$/).transform(Number)]).pipe(z.number().int().min(min).max(max));
 
+const fraction = (exclusiveMin: number, max: number) =>
+  z.union([z.number(), z.string().regex(/^\d*\.?\d+$/).transform(Number)]).pipe(z.number().gt(exclusiveMin).max(max));
+
 const boolean = z.union([
   z.boolean(),
   z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1'),
@@ -51,6 +54,8 @@ export const settings = {
   AUTH_SECRET: setting(z.string().min(16).nullable(), 'a string of at least 16 characters, or unset to generate one'),
   UPLOAD_CONCURRENCY: setting(integer(1, 10_000), 'an integer from 1 to 10000'),
   UPLOAD_QUEUE_LIMIT: setting(integer(0, 100_000), 'an integer from 0 to 100000'),
+  // Of UPLOAD_CONCURRENCY + UPLOAD_QUEUE_LIMIT places, the share one team may hold (running and waiting).
+  UPLOAD_TEAM_MAX_SHARE: setting(fraction(0, 1), 'a number above 0 and at most 1 (a share of UPLOAD_CONCURRENCY + UPLOAD_QUEUE_LIMIT)'),
   UPLOAD_RETRY_AFTER_SECONDS: setting(integer(1, 3600), 'an integer from 1 to 3600'),
   // uWebSockets.js closes a connection idle for 10 s on its own (no response): ours must come first to answer 408.
   UPLOAD_IDLE_TIMEOUT_SECONDS: setting(integer(1, 9), 'an integer from 1 to 9 (uWebSockets.js drops a connection idle for 10 s)'),

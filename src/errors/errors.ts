@@ -101,12 +101,12 @@ export function tooManyRequests(retryAfterSeconds: number): ServiceError {
   });
 }
 
-export function uploadBusy(retryAfterSeconds: number): ServiceError {
+export function uploadBusy(retryAfterSeconds: number, message = 'Upload capacity is temporarily busy, retry later'): ServiceError {
   return new ServiceError({
     name: 'ServiceUnavailableError',
     status: 503,
     messageKey: 'error.media.uploadBusy',
-    message: 'Upload capacity is temporarily busy, retry later',
+    message,
     value: retryAfterSeconds,
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });

@@ -70,7 +70,7 @@ t.test('defaults come from config/default.json', (t) => {
   t.equal(config.cdnPurgeUrl, null);
   t.equal(config.redisUrl, null);
   t.equal(config.authSecret, null);
-  t.same(config.upload, { concurrency: 16, queueLimit: 64, retryAfterSeconds: 5, hashOffloadMinBytes: null, idleTimeoutSeconds: 8 });
+  t.same(config.upload, { concurrency: 16, queueLimit: 64, teamMaxShare: 0.5, retryAfterSeconds: 5, hashOffloadMinBytes: null, idleTimeoutSeconds: 8 });
   t.equal(config.shutdownGraceSeconds, 25, 'below the 30 s a container orchestrator waits before SIGKILL');
   t.equal(config.crashSweepMinAgeSeconds, 600, 'the crash sweeper leaves anything touched in the last 10 minutes');
   t.same(config.rateLimit, { points: 32, durationSeconds: 10 });
@@ -103,6 +103,7 @@ t.test('environment variables override defaults', async (t) => {
       DATABASE_POOL_SIZE: '20',
       UPLOAD_CONCURRENCY: '4',
       UPLOAD_QUEUE_LIMIT: '0',
+      UPLOAD_TEAM_MAX_SHARE: '0.25',
       UPLOAD_RETRY_AFTER_SECONDS: '30',
       UPLOAD_IDLE_TIMEOUT_SECONDS: '7',
       SHUTDOWN_GRACE_SECONDS: '0',
@@ -115,7 +116,9 @@ t.test('environment variables override defaults', async (t) => {
     });
     t.equal(config.port, 8080);
     t.equal(config.databasePoolSize, 20);
-    t.same(config.upload, { concurrency: 4, queueLimit: 0, retryAfterSeconds: 30, hashOffloadMinBytes: null, idleTimeoutSeconds: 7 });
+    t.same(config.upload, { concurrency: 4, queueLimit: 0, teamMaxShare: 0.25, retryAfterSeconds: 30, hashOffloadMinBytes: null, idleTimeoutSeconds: 7 });
+    t.equal(load({ UPLOAD_TEAM_MAX_SHARE: '1' }).upload.teamMaxShare, 1, 'a share of 1 turns the team cap off');
+    t.equal(load({ UPLOAD_TEAM_MAX_SHARE: '.5' }).upload.teamMaxShare, 0.5);
     t.equal(config.shutdownGraceSeconds, 0, 'SHUTDOWN_GRACE_SECONDS 0 aborts in-flight uploads at once');
     t.equal(config.crashSweepMinAgeSeconds, 2);
     t.same(config.rateLimit, { points: 100, durationSeconds: 60 });
@@ -248,6 +251,9 @@ t.test('invalid values throw ConfigError naming the setting and the expected for
     [{ PUBLIC_URL: 'notaurl' }, 'PUBLIC_URL', 'an http(s) URL'],
     [{ REDIS_URL: 'http://cache' }, 'REDIS_URL', 'a redis:// URL'],
     [{ UPLOAD_CONCURRENCY: '0' }, 'UPLOAD_CONCURRENCY', 'an integer from 1 to 10000'],
+    [{ UPLOAD_TEAM_MAX_SHARE: '0' }, 'UPLOAD_TEAM_MAX_SHARE', 'a number above 0 and at most 1'],
+    [{ UPLOAD_TEAM_MAX_SHARE: '1.5' }, 'UPLOAD_TEAM_MAX_SHARE', 'a number above 0 and at most 1'],
+    [{ UPLOAD_TEAM_MAX_SHARE: 'half' }, 'UPLOAD_TEAM_MAX_SHARE', 'a number above 0 and at most 1'],
     [{ WORKER_THREADS: '0' }, 'WORKER_THREADS', 'an integer from 1 to 256'],
     [{ CRASH_SWEEP_MIN_AGE_SECONDS: '0' }, 'CRASH_SWEEP_MIN_AGE_SECONDS', 'an integer from 1 to 604800'],
     [{ MAX_JSON_BODY_BYTES: '100' }, 'MAX_JSON_BODY_BYTES', 'an integer from 1024 to 67108864'],
