@@ -58,6 +58,8 @@ export interface Services {
   apiKeys: ApiKeyService;
   media: MediaService;
   rateLimiter: RequestRateLimiter;
+  /** Failed authentications per client address (API keys and authSecret); 429 past the budget. */
+  authFailures: RequestRateLimiter;
   store: ObjectStore;
   pool: MediaPool;
   gate: AdmissionGate;
@@ -96,7 +98,22 @@ export class Backend {
       orm = await initOrm({ databaseUrl, poolSize: config.databasePoolSize, logger });
       await migrate(orm);
       await seedPlans(orm);
-      const authenticator = new ApiKeyAuthenticator({ orm, cacheSeconds: config.apiKeyCacheSeconds });
+      const metrics = new Metrics();
+      // One budget per client address for failed API keys and wrong authSecret values.
+      const authFailures = new RequestRateLimiter({
+        points: config.authFailureLimit.points,
+        durationSeconds: config.authFailureLimit.durationSeconds,
+        redisUrl: config.redisUrl,
+        logger,
+        keyPrefix: 'media-auth-fail',
+        message: 'Too many failed authentications from this address, retry later',
+      });
+      const authenticator = new ApiKeyAuthenticator({
+        orm,
+        cacheSeconds: config.apiKeyCacheSeconds,
+        failures: authFailures,
+        onLookup: (found) => metrics.apiKeyLookups.inc({ result: found ? 'found' : 'missing' }),
+      });
       const teams = new TeamService(orm);
       const media = new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl });
       const store = await createObjectStore(config.storage, config.dataDir);
@@ -135,7 +152,8 @@ export class Backend {
         pool,
         gate: new AdmissionGate(config.upload),
         uploads,
-        metrics: new Metrics(),
+        authFailures,
+        metrics,
         folderSweeper: new FolderRuleSweeper({ orm, edits, logger: sweepLog }),
         crashSweeper: new CrashSweeper({
           orm, store, logger: logger.child({ component: 'crash-sweep' }), minAgeSeconds: config.crashSweepMinAgeSeconds,
@@ -161,6 +179,7 @@ export class Backend {
     await this.services.crashSweeper.stop();
     await this.services.automationDispatcher.stop();
     await this.services.rateLimiter.close();
+    await this.services.authFailures.close();
     await this.services.pool.close();
     await this.services.store.close();
     await this.services.orm.close();
@@ -256,7 +275,9 @@ export class Application {
         ...mediaEditRoutes(services, this.config, this.logger),
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
         ...automationRoutes(services, this.config),
-        ...automationAdminRoutes({ automations: services.automations, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...automationAdminRoutes({
+          automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
+        }),
       ];
       for (const route of routes) this.router.add(route);
       services.folderSweeper.start();

@@ -50,6 +50,8 @@ export interface Config {
   /** The crash sweeper removes reservations, temp files and multipart uploads untouched for this long. */
   crashSweepMinAgeSeconds: number;
   rateLimit: { points: number; durationSeconds: number };
+  /** Failed authentications (API key or authSecret) per client address and window; past them, 429 until the window ends. */
+  authFailureLimit: { points: number; durationSeconds: number };
   workerThreads: number;
   maxJsonBodyBytes: number;
   apiKeyCacheSeconds: number;
@@ -179,6 +181,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
     shutdownGraceSeconds: values.SHUTDOWN_GRACE_SECONDS,
     crashSweepMinAgeSeconds: values.CRASH_SWEEP_MIN_AGE_SECONDS,
     rateLimit: { points: values.RATE_LIMIT_POINTS, durationSeconds: values.RATE_LIMIT_DURATION_SECONDS },
+    authFailureLimit: { points: values.AUTH_FAILURE_LIMIT_POINTS, durationSeconds: values.AUTH_FAILURE_LIMIT_DURATION_SECONDS },
     workerThreads: values.WORKER_THREADS ?? availableParallelism(),
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,

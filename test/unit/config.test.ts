@@ -74,6 +74,7 @@ t.test('defaults come from config/default.json', (t) => {
   t.equal(config.shutdownGraceSeconds, 25, 'below the 30 s a container orchestrator waits before SIGKILL');
   t.equal(config.crashSweepMinAgeSeconds, 600, 'the crash sweeper leaves anything touched in the last 10 minutes');
   t.same(config.rateLimit, { points: 32, durationSeconds: 10 });
+  t.same(config.authFailureLimit, { points: 30, durationSeconds: 60 }, '30 failed authentications per address per minute, then 429');
   t.equal(config.workerThreads, availableParallelism(), 'WORKER_THREADS defaults to the number of cores');
   t.equal(config.maxJsonBodyBytes, 1048576);
   t.equal(config.apiKeyCacheSeconds, 30);
@@ -110,6 +111,8 @@ t.test('environment variables override defaults', async (t) => {
       CRASH_SWEEP_MIN_AGE_SECONDS: '2',
       RATE_LIMIT_POINTS: '100',
       RATE_LIMIT_DURATION_SECONDS: '60',
+      AUTH_FAILURE_LIMIT_POINTS: '5',
+      AUTH_FAILURE_LIMIT_DURATION_SECONDS: '300',
       WORKER_THREADS: '3',
       MAX_JSON_BODY_BYTES: '2048',
       API_KEY_CACHE_SECONDS: '0',
@@ -122,6 +125,7 @@ t.test('environment variables override defaults', async (t) => {
     t.equal(config.shutdownGraceSeconds, 0, 'SHUTDOWN_GRACE_SECONDS 0 aborts in-flight uploads at once');
     t.equal(config.crashSweepMinAgeSeconds, 2);
     t.same(config.rateLimit, { points: 100, durationSeconds: 60 });
+    t.same(config.authFailureLimit, { points: 5, durationSeconds: 300 });
     t.equal(config.workerThreads, 3);
     t.equal(config.maxJsonBodyBytes, 2048);
     t.equal(config.apiKeyCacheSeconds, 0);
@@ -254,6 +258,8 @@ t.test('invalid values throw ConfigError naming the setting and the expected for
     [{ UPLOAD_TEAM_MAX_SHARE: '0' }, 'UPLOAD_TEAM_MAX_SHARE', 'a number above 0 and at most 1'],
     [{ UPLOAD_TEAM_MAX_SHARE: '1.5' }, 'UPLOAD_TEAM_MAX_SHARE', 'a number above 0 and at most 1'],
     [{ UPLOAD_TEAM_MAX_SHARE: 'half' }, 'UPLOAD_TEAM_MAX_SHARE', 'a number above 0 and at most 1'],
+    [{ AUTH_FAILURE_LIMIT_POINTS: '0' }, 'AUTH_FAILURE_LIMIT_POINTS', 'an integer from 1 to 1000000'],
+    [{ AUTH_FAILURE_LIMIT_DURATION_SECONDS: '0' }, 'AUTH_FAILURE_LIMIT_DURATION_SECONDS', 'an integer from 1 to 86400'],
     [{ WORKER_THREADS: '0' }, 'WORKER_THREADS', 'an integer from 1 to 256'],
     [{ CRASH_SWEEP_MIN_AGE_SECONDS: '0' }, 'CRASH_SWEEP_MIN_AGE_SECONDS', 'an integer from 1 to 604800'],
     [{ MAX_JSON_BODY_BYTES: '100' }, 'MAX_JSON_BODY_BYTES', 'an integer from 1024 to 67108864'],
