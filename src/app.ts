@@ -3,6 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import { AUTH_CHANGES_CHANNEL } from './auth/auth-changes.ts';
 import { resolveAuthSecret } from './bootstrap/auth-secret.ts';
+import { InstanceIdentity } from './bootstrap/instance-identity.ts';
 import type { Config } from './config/config.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.ts';
 import { NotificationListener } from './db/notification-listener.ts';
@@ -70,6 +71,8 @@ export interface Services {
   folderSweeper: FolderRuleSweeper;
   /** Leftovers of crashed uploads (issue 6.2); started by Application, runOnce() callable directly. */
   crashSweeper: CrashSweeper;
+  /** This process's instance id and boot id (issue 17.7); null in the CLI, which makes no reservations. */
+  identity: InstanceIdentity | null;
   /** Automations (webhook targets) and their deliveries. */
   automations: AutomationService;
   /** Delivers outbox events to automations; started by Application (never by the CLI). */
@@ -88,16 +91,22 @@ export class Backend {
     this.embedded = embedded;
   }
 
-  static async open(config: Config, logger: Logger): Promise<Backend> {
+  /** `claimIdentity`: the server claims its instance id (InstanceIdentity) for the reservations it makes; the CLI does not. */
+  static async open(config: Config, logger: Logger, options: { claimIdentity?: boolean } = {}): Promise<Backend> {
     const embedded = config.databaseUrl
       ? null
       : await startEmbeddedPostgres({ dataDir: config.dataDir, databaseName: 'media', log: (line) => logger.debug({ postgres: line }) });
     const databaseUrl = config.databaseUrl ?? embedded!.url;
     let orm: MikroORM | null = null;
+    let identity: InstanceIdentity | null = null;
     try {
       orm = await initOrm({ databaseUrl, poolSize: config.databasePoolSize, logger });
       await migrate(orm);
       await seedPlans(orm);
+      if (options.claimIdentity) {
+        identity = await InstanceIdentity.claim({ databaseUrl, dataDir: config.dataDir, configured: config.instanceId, logger });
+        logger.info({ instanceId: identity.instanceId, bootId: identity.bootId }, 'instance identity claimed');
+      }
       const metrics = new Metrics();
       // One budget per client address for failed API keys and wrong authSecret values.
       const authFailures = new RequestRateLimiter({
@@ -129,7 +138,7 @@ export class Backend {
       });
       const pool = new MediaPool({ threads: config.workerThreads, onError: (error) => logger.error({ err: error }, 'worker pool error') });
       const uploads = new UploadService({
-        orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teams, media,
+        orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teams, media,
         idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
       });
       const automationDispatcher = new AutomationDispatcher({
@@ -157,8 +166,9 @@ export class Backend {
         folderSweeper: new FolderRuleSweeper({ orm, edits, logger: sweepLog }),
         crashSweeper: new CrashSweeper({
           orm, store, logger: logger.child({ component: 'crash-sweep' }), minAgeSeconds: config.crashSweepMinAgeSeconds,
-          liveUploads: () => uploads.liveUploads(),
+          liveUploads: () => uploads.liveUploads(), owner: identity,
         }),
+        identity,
         automations: new AutomationService({
           orm, allowPrivateTargets: config.automations.allowPrivateTargets, wake: () => automationDispatcher.wake(),
         }),
@@ -167,6 +177,7 @@ export class Backend {
       services.metrics.observe({ gate: services.gate, pool });
       return new Backend(services, databaseUrl, embedded);
     } catch (error) {
+      await identity?.release();
       await orm?.close().catch(() => undefined);
       await embedded?.stop().catch(() => undefined);
       throw error;
@@ -183,6 +194,8 @@ export class Backend {
     await this.services.pool.close();
     await this.services.store.close();
     await this.services.orm.close();
+    // Last: no reservation of this process is made or released after it.
+    await this.services.identity?.release();
     await this.embedded?.stop();
   }
 }
@@ -245,7 +258,7 @@ export class Application {
         // Printed once, on the start that generated it; afterwards it lives only in DATA_DIR/auth-secret.
         process.stdout.write(`\nGenerated operator secret (authSecret header), stored in ${this.config.dataDir}/auth-secret:\n${secret}\n\n`);
       }
-      this.backend = await Backend.open(this.config, this.logger);
+      this.backend = await Backend.open(this.config, this.logger, { claimIdentity: true });
       const { services } = this.backend;
       this.servedTraffic = new ServedTrafficCounter({ orm: services.orm, logger: this.logger.child({ component: 'served-traffic' }) });
       this.listener = new NotificationListener({

@@ -10,6 +10,8 @@ export interface Config {
   /** Base address of this service as clients reach it; links are built from it. */
   publicUrl: string;
   dataDir: string;
+  /** INSTANCE_ID: this instance's identity across restarts; null: generated once and stored in DATA_DIR. */
+  instanceId: string | null;
   databaseUrl: string | null;
   databasePoolSize: number;
   storage: {
@@ -150,6 +152,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
     port: values.PORT,
     publicUrl: (values.PUBLIC_URL ?? `http://${urlHost}:${values.PORT}`).replace(/\/+$/, ''),
     dataDir: resolve(cwd, values.DATA_DIR),
+    instanceId: values.INSTANCE_ID,
     databaseUrl: values.DATABASE_URL,
     databasePoolSize: values.DATABASE_POOL_SIZE,
     storage: {

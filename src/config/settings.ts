@@ -36,6 +36,8 @@ export const settings = {
   PORT: setting(integer(0, 65535), 'an integer from 0 to 65535'),
   PUBLIC_URL: setting(httpUrl.nullable(), 'an http(s) URL, the base address clients reach this service at'),
   DATA_DIR: setting(z.string().min(1), 'a directory path'),
+  // Unset: an id generated once and stored in DATA_DIR. Must differ between live instances.
+  INSTANCE_ID: setting(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).nullable(), '1 to 64 characters of A-Z a-z 0-9 _ . -, or unset for an id stored in DATA_DIR'),
   DATABASE_URL: setting(postgresUrl.nullable(), 'a postgres:// connection URL, or unset for the embedded database'),
   DATABASE_POOL_SIZE: setting(integer(1, 1000), 'an integer from 1 to 1000'),
   STORAGE_DRIVER: setting(z.enum(['fs', 's3']), '"fs" or "s3"'),

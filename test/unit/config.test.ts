@@ -70,6 +70,7 @@ t.test('defaults come from config/default.json', (t) => {
   t.equal(config.cdnPurgeUrl, null);
   t.equal(config.redisUrl, null);
   t.equal(config.authSecret, null);
+  t.equal(config.instanceId, null, 'no INSTANCE_ID: an id generated once and stored in DATA_DIR');
   t.same(config.upload, { concurrency: 16, queueLimit: 64, teamMaxShare: 0.5, retryAfterSeconds: 5, hashOffloadMinBytes: null, idleTimeoutSeconds: 8 });
   t.equal(config.shutdownGraceSeconds, 25, 'below the 30 s a container orchestrator waits before SIGKILL');
   t.equal(config.crashSweepMinAgeSeconds, 600, 'the crash sweeper leaves anything touched in the last 10 minutes');
@@ -94,6 +95,7 @@ t.test('publicUrl is derived from host and port unless PUBLIC_URL is set', (t) =
 t.test('an absolute DATA_DIR is kept; a relative one is resolved against cwd', (t) => {
   t.equal(load({ DATA_DIR: '/var/lib/media' }).dataDir, '/var/lib/media');
   t.equal(load({ DATA_DIR: 'store/files' }).dataDir, path.join(cwd, 'store/files'));
+  t.equal(load({ INSTANCE_ID: 'game-eu-1.a_b' }).instanceId, 'game-eu-1.a_b');
   t.end();
 });
 
@@ -260,6 +262,8 @@ t.test('invalid values throw ConfigError naming the setting and the expected for
     [{ UPLOAD_TEAM_MAX_SHARE: 'half' }, 'UPLOAD_TEAM_MAX_SHARE', 'a number above 0 and at most 1'],
     [{ AUTH_FAILURE_LIMIT_POINTS: '0' }, 'AUTH_FAILURE_LIMIT_POINTS', 'an integer from 1 to 1000000'],
     [{ AUTH_FAILURE_LIMIT_DURATION_SECONDS: '0' }, 'AUTH_FAILURE_LIMIT_DURATION_SECONDS', 'an integer from 1 to 86400'],
+    [{ INSTANCE_ID: 'has space' }, 'INSTANCE_ID', '1 to 64 characters of A-Z a-z 0-9 _ . -'],
+    [{ INSTANCE_ID: 'x'.repeat(65) }, 'INSTANCE_ID', '1 to 64 characters of A-Z a-z 0-9 _ . -'],
     [{ WORKER_THREADS: '0' }, 'WORKER_THREADS', 'an integer from 1 to 256'],
     [{ CRASH_SWEEP_MIN_AGE_SECONDS: '0' }, 'CRASH_SWEEP_MIN_AGE_SECONDS', 'an integer from 1 to 604800'],
     [{ MAX_JSON_BODY_BYTES: '100' }, 'MAX_JSON_BODY_BYTES', 'an integer from 1024 to 67108864'],

@@ -6,6 +6,7 @@ import { Migration20261121030000FolderSweep } from './Migration20261121030000Fol
 import { Migration20261121040000ServedTraffic } from './Migration20261121040000ServedTraffic.ts';
 import { Migration20261121050000TagCounts } from './Migration20261121050000TagCounts.ts';
 import { Migration20261121060000Automations } from './Migration20261121060000Automations.ts';
+import { Migration20261123030000InstanceReservations } from './Migration20261123030000InstanceReservations.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261121040000ServedTraffic', class: Migration20261121040000ServedTraffic },
   { name: 'Migration20261121050000TagCounts', class: Migration20261121050000TagCounts },
   { name: 'Migration20261121060000Automations', class: Migration20261121060000Automations },
+  { name: 'Migration20261123030000InstanceReservations', class: Migration20261123030000InstanceReservations },
 ];
