@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,10 +7,10 @@ import t from 'tap';
 import { Application } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/logging/logger.ts';
-import { createTeam, heldUpload, inProgress, prepareInstance, startService, upload, type Instance } from '../helpers/crashed-instance.ts';
+import { createTeam, heldUpload, inProgress, prepareInstance, startService, upload } from '../helpers/crashed-instance.ts';
 import { connectPg, createTestDatabase } from '../helpers/database.ts';
 import { startTestServer, TEST_AUTH_SECRET } from '../helpers/server.ts';
-import { closeS3Client } from '../helpers/storage.ts';
+import { closeS3Client, driverSettings } from '../helpers/storage.ts';
 import { MiB, multipartBody, pngLike, teamStorageState, uploadPath } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
 
@@ -29,10 +29,6 @@ async function reservationRows(databaseUrl: string) {
   } finally {
     await pg.end();
   }
-}
-
-async function reservationKeys(databaseUrl: string): Promise<string[]> {
-  return (await reservationRows(databaseUrl)).map((row) => row.storage_key);
 }
 
 /** An Application in this process that the test stops itself (teardown stops it only if the test did not). */
@@ -91,62 +87,76 @@ function liveUpload(port: number, teamId: string, key: string, content: Buffer) 
 }
 
 for (const driver of ['fs', 's3'] as const) {
-  t.test(`${driver}: after SIGKILL the restarted instance releases its own reservation and write at once, not a live instance's`, async (t) => {
+  t.test(`${driver}: after SIGKILL the restarted instance releases its own reservation and write at once`, async (t) => {
     const keyPrefix = `restart-${randomBytes(4).toString('hex')}/`;
     const instance = await prepareInstance(t, driver, keyPrefix);
     delete instance.env.CRASH_SWEEP_MIN_AGE_SECONDS; // the default 600 s: only the restart can release it quickly
-    const liveDir = await mkdtemp(join(tmpdir(), 'media-crash-live-'));
-    t.teardown(() => rm(liveDir, { recursive: true, force: true }));
-    const live: Instance = { ...instance, dataDir: liveDir, env: { ...instance.env, DATA_DIR: liveDir } };
 
     const first = await startService(t, instance);
-    const other = await startService(t, live);
     const team = await createTeam(first.port, 'Restart');
     const held = heldUpload(first.port, team.teamId, team.key, pngLike(24 * MiB));
-    // 12 MiB held at half: past the first 5 MiB S3 part, so a multipart upload exists, and short of a
-    // second full part, so a slow S3 server never makes the instance pause the socket for long
-    // (uWebSockets.js drops a connection that delivers nothing for 10 s).
-    const running = liveUpload(other.port, team.teamId, team.key, pngLike(12 * MiB));
-    const writes = async () => (await inProgress(driver, instance, keyPrefix)).length + (driver === 'fs' ? (await inProgress(driver, live, keyPrefix)).length : 0);
     t.ok(
-      await eventually(async () => (await teamStorageState(instance.databaseUrl, team.teamId)).reservations === 2 && (await writes()) === 2, 20_000),
-      'both uploads hold a reservation and an in-progress write',
+      await eventually(async () => (await teamStorageState(instance.databaseUrl, team.teamId)).reservations === 1 && (await inProgress(driver, instance, keyPrefix)).length === 1, 20_000),
+      'the held upload has a reservation and an in-progress write',
     );
-    // The killed instance's id is the one stored in its DATA_DIR.
-    const deadId = (await readFile(join(instance.dataDir, 'instance-id'), 'utf8')).trim();
-    const rows = await reservationRows(instance.databaseUrl);
-    t.ok(rows.every((row) => row.instance_id && row.boot_id), 'every reservation names its instance and boot');
-    t.not(rows[0]!.instance_id, rows[1]!.instance_id, 'the two instances have different ids');
-    const deadKey = rows.find((row) => row.instance_id === deadId)?.storage_key;
-    const liveKey = rows.find((row) => row.instance_id !== deadId)?.storage_key;
-    t.ok(deadKey && liveKey && deadKey !== liveKey, 'the two reservations are told apart');
+    const [row] = await reservationRows(instance.databaseUrl);
+    t.equal(row!.instance_id, (await readFile(join(instance.dataDir, 'instance-id'), 'utf8')).trim(), 'the reservation names the id stored in DATA_DIR');
+    t.match(row!.boot_id, /^[0-9a-f-]{36}$/, 'and the boot');
 
     first.child.kill('SIGKILL');
     await first.exited;
     held.destroy();
+    const left = await teamStorageState(instance.databaseUrl, team.teamId);
+    t.ok(left.reservedStorage > 0, `the killed instance left reserved bytes (${left.reservedStorage})`);
+
     const second = await startService(t, instance);
     const ready = Date.now();
     t.ok(
-      await eventually(async () => (await reservationKeys(instance.databaseUrl)).length === 1, 5_000),
-      `the restarted instance released its previous reservation within seconds of starting (${Date.now() - ready} ms after ready), not after CRASH_SWEEP_MIN_AGE_SECONDS`,
+      await eventually(async () => (await teamStorageState(instance.databaseUrl, team.teamId)).reservedStorage === 0, 5_000),
+      `the team's space is free within seconds of the restart (${Date.now() - ready} ms after ready), not after CRASH_SWEEP_MIN_AGE_SECONDS`,
     );
-    t.same(await reservationKeys(instance.databaseUrl), [liveKey], "the live instance's reservation is left");
-    if (driver === 'fs') {
-      t.ok(await eventually(async () => (await inProgress(driver, instance, keyPrefix)).length === 0), 'its temp file is gone');
-      t.equal((await inProgress(driver, live, keyPrefix)).length, 1, "the live instance's temp file is left");
-    } else {
-      t.ok(await eventually(async () => (await inProgress(driver, instance, keyPrefix)).length === 1), 'its multipart upload is aborted');
-      t.same(await inProgress(driver, instance, keyPrefix), [`${keyPrefix}${liveKey}`], "the live instance's multipart upload is left");
-    }
+    t.match(await teamStorageState(instance.databaseUrl, team.teamId), { files: 0, usedStorage: 0, reservedStorage: 0, reservations: 0 });
+    t.ok(await eventually(async () => (await inProgress(driver, instance, keyPrefix)).length === 0), driver === 'fs' ? 'its temp file is gone' : 'its multipart upload is aborted');
     t.ok(await eventually(() => second.output.some((line) => line.includes("released the previous incarnation's upload reservations"))), 'and logged it');
+    t.equal(await upload(second.port, team.teamId, team.key, pngLike(3000)), 201, 'the restarted instance serves');
+  });
+}
+
+// A live instance's upload is never touched by another instance's restart. In process: the upload must
+// stay open while the other instance restarts, and a body open for more than ~10 s is dropped by the
+// HTTP server (see the report of issue 17), which a spawned restart under load can exceed.
+for (const driver of ['fs', 's3'] as const) {
+  t.test(`${driver}: a restarting instance leaves a live instance's reservation and write alone`, async (t) => {
+    const keyPrefix = `live-${randomBytes(4).toString('hex')}/`;
+    const settings = { ...driverSettings(driver), ...(driver === 's3' ? { S3_KEY_PREFIX: keyPrefix } : {}) };
+    const live = await startTestServer(t, { settings });
+    const restartingDir = await mkdtemp(join(tmpdir(), 'media-restarting-'));
+    t.teardown(() => rm(restartingDir, { recursive: true, force: true }));
+    const restarting = await startApp(t, live.databaseUrl, restartingDir, settings);
+    const team = await live.createTeam('LiveTeam');
+    await live.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMediaFileSize: 100 * MiB, maxTeamStorage: 1024 * 1024 });
+    const writes = async () => driver === 'fs'
+      ? (await readdir(join(live.dataDir, 'files', '.uploads')).catch(() => [] as string[])).length
+      : (await inProgress('s3', { databaseUrl: '', dataDir: '', env: {} }, keyPrefix)).length;
+    // 12 MiB held at half: past the first 5 MiB S3 part, so a multipart upload exists.
+    const running = liveUpload(Number(new URL(live.baseUrl).port), team.teamId, team.key, pngLike(12 * MiB));
+    t.ok(
+      await eventually(async () => (await teamStorageState(live.databaseUrl, team.teamId)).reservations === 1 && (await writes()) === 1, 8_000),
+      'the live upload holds a reservation and an in-progress write',
+    );
+    const before = await reservationRows(live.databaseUrl);
+
+    const previousId = restarting.app.services.identity!.instanceId;
+    await restarting.stop();
+    const again = await startApp(t, live.databaseUrl, restartingDir, settings);
+    t.equal(again.app.services.identity!.instanceId, previousId, 'the restarted instance has its old id');
+    t.same(await again.app.services.crashSweeper.runOnce(), { reservations: 0, releasedBytes: 0, uploads: 0 }, 'its sweep takes nothing of the live instance');
+    t.same(await reservationRows(live.databaseUrl), before, "the live instance's reservation is left");
+    t.equal(await writes(), 1, "and its in-progress write");
 
     running.finish();
     t.equal(await running.status, 201, "the live instance's upload lands");
-    if (!t.passing()) t.comment(other.output.slice(-30).join('\n'));
-    t.match(await teamStorageState(instance.databaseUrl, team.teamId), { files: 1, reservations: 0, reservedStorage: 0 }, 'nothing is left reserved');
-    const state = await teamStorageState(instance.databaseUrl, team.teamId);
-    t.equal(state.usedStorage, state.sumOfSizes);
-    t.equal(await upload(second.port, team.teamId, team.key, pngLike(3000)), 201, 'the restarted instance serves');
+    t.match(await teamStorageState(live.databaseUrl, team.teamId), { files: 1, reservations: 0, reservedStorage: 0 });
   });
 }
 
