@@ -3,6 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import { AUTH_CHANGES_CHANNEL } from './auth/auth-changes.ts';
 import { announceGeneratedSecret, resolveAuthSecret } from './bootstrap/auth-secret.ts';
+import { InstanceIdentity } from './bootstrap/instance-identity.ts';
 import type { Config } from './config/config.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.ts';
 import { NotificationListener } from './db/notification-listener.ts';
@@ -74,6 +75,8 @@ export interface Services {
   apiKeys: ApiKeyService;
   media: MediaService;
   rateLimiter: RequestRateLimiter;
+  /** Failed authentications per client address (API keys and authSecret); 429 past the budget. */
+  authFailures: RequestRateLimiter;
   store: ObjectStore;
   pool: MediaPool;
   gate: AdmissionGate;
@@ -84,6 +87,8 @@ export interface Services {
   folderSweeper: FolderRuleSweeper;
   /** Leftovers of crashed uploads (issue 6.2); started by Application, runOnce() callable directly. */
   crashSweeper: CrashSweeper;
+  /** This process's instance id and boot id (issue 17.7); null in the CLI, which makes no reservations. */
+  identity: InstanceIdentity | null;
   /** Automations (webhook targets) and their deliveries. */
   automations: AutomationService;
   /** Delivers outbox events to automations; started by Application (never by the CLI). */
@@ -102,17 +107,38 @@ export class Backend {
     this.embedded = embedded;
   }
 
-  static async open(config: Config, logger: Logger): Promise<Backend> {
+  /** `claimIdentity`: the server claims its instance id (InstanceIdentity) for the reservations it makes; the CLI does not. */
+  static async open(config: Config, logger: Logger, options: { claimIdentity?: boolean } = {}): Promise<Backend> {
     const embedded = config.databaseUrl
       ? null
       : await startEmbeddedPostgres({ dataDir: config.dataDir, databaseName: 'media', log: (line) => logger.debug({ postgres: line }) });
     const databaseUrl = config.databaseUrl ?? embedded!.url;
     let orm: MikroORM | null = null;
+    let identity: InstanceIdentity | null = null;
     try {
       orm = await initOrm({ databaseUrl, poolSize: config.databasePoolSize, logger });
       await migrate(orm);
       await seedPlans(orm);
-      const authenticator = new ApiKeyAuthenticator({ orm, cacheSeconds: config.apiKeyCacheSeconds });
+      if (options.claimIdentity) {
+        identity = await InstanceIdentity.claim({ databaseUrl, dataDir: config.dataDir, configured: config.instanceId, logger });
+        logger.info({ instanceId: identity.instanceId, bootId: identity.bootId }, 'instance identity claimed');
+      }
+      const metrics = new Metrics();
+      // One budget per client address for failed API keys and wrong authSecret values.
+      const authFailures = new RequestRateLimiter({
+        points: config.authFailureLimit.points,
+        durationSeconds: config.authFailureLimit.durationSeconds,
+        redisUrl: config.redisUrl,
+        logger,
+        keyPrefix: 'media-auth-fail',
+        message: 'Too many failed authentications from this address, retry later',
+      });
+      const authenticator = new ApiKeyAuthenticator({
+        orm,
+        cacheSeconds: config.apiKeyCacheSeconds,
+        failures: authFailures,
+        onLookup: (found) => metrics.apiKeyLookups.inc({ result: found ? 'found' : 'missing' }),
+      });
       const teams = new TeamService(orm);
       const media = new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl });
       const store = await createObjectStore(config.storage, config.dataDir);
@@ -130,7 +156,7 @@ export class Backend {
       const teamStates = new TeamStateCache({ load: (teamId) => teams.getStorageState(teamId), ttlMs: TEAM_STATE_CACHE_MS });
       const committer = new UploadCommitter({ orm, media, groupCommit: new GroupCommit({ orm, maxBatch: GROUP_COMMIT_MAX_BATCH }) });
       const uploads = new UploadService({
-        orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates, committer,
+        orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates, committer,
         idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
       });
       const automationDispatcher = new AutomationDispatcher({
@@ -154,12 +180,14 @@ export class Backend {
         pool,
         gate: new AdmissionGate(config.upload),
         uploads,
-        metrics: new Metrics(),
+        authFailures,
+        metrics,
         folderSweeper: new FolderRuleSweeper({ orm, edits, logger: sweepLog }),
         crashSweeper: new CrashSweeper({
           orm, store, logger: logger.child({ component: 'crash-sweep' }), minAgeSeconds: config.crashSweepMinAgeSeconds,
-          liveUploads: () => uploads.liveUploads(),
+          liveUploads: () => uploads.liveUploads(), owner: identity,
         }),
+        identity,
         automations: new AutomationService({
           orm, allowPrivateTargets: config.automations.allowPrivateTargets, wake: () => automationDispatcher.wake(),
         }),
@@ -168,6 +196,7 @@ export class Backend {
       services.metrics.observe({ gate: services.gate, pool });
       return new Backend(services, databaseUrl, embedded);
     } catch (error) {
+      await identity?.release();
       await orm?.close().catch(() => undefined);
       await embedded?.stop().catch(() => undefined);
       throw error;
@@ -180,9 +209,12 @@ export class Backend {
     await this.services.crashSweeper.stop();
     await this.services.automationDispatcher.stop();
     await this.services.rateLimiter.close();
+    await this.services.authFailures.close();
     await this.services.pool.close();
     await this.services.store.close();
     await this.services.orm.close();
+    // Last: no reservation of this process is made or released after it.
+    await this.services.identity?.release();
     await this.embedded?.stop();
   }
 }
@@ -263,7 +295,7 @@ export class Application {
     try {
       const { secret, generated } = await resolveAuthSecret(this.config.authSecret, this.config.dataDir);
       if (generated) announceGeneratedSecret(secret, this.config.dataDir);
-      this.backend = await Backend.open(this.config, this.logger);
+      this.backend = await Backend.open(this.config, this.logger, { claimIdentity: true });
       const { services } = this.backend;
       await this.checkStorage(services.store);
       this.servedTraffic = new ServedTrafficCounter({ orm: services.orm, logger: this.logger.child({ component: 'served-traffic' }) });
@@ -303,7 +335,9 @@ export class Application {
         ...mediaEditRoutes(services, this.config, this.logger),
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
         ...automationRoutes(services, this.config),
-        ...automationAdminRoutes({ automations: services.automations, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...automationAdminRoutes({
+          automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
+        }),
         ...openApiRoutes(),
       ];
       for (const route of routes) this.router.add(route);

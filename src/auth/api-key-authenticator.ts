@@ -1,10 +1,19 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { ServiceError } from '../errors/service-error.ts';
 import { unauthorized } from '../errors/errors.ts';
 import { allPermissions } from './permissions.ts';
 import { apiKeyMatches, apiKeyPrefix } from './api-key-secret.ts';
 import type { Principal } from './principal.ts';
 
 const MAX_CACHED_KEYS = 50_000;
+/** Unknown prefixes remembered; a flood of distinct ones evicts the oldest (the failure throttle bounds that flood). */
+const MAX_MISSED_PREFIXES = 10_000;
+
+/** Counts failed authentications per client address and refuses an address past its budget with 429. */
+export interface FailureThrottle {
+  refuseIfExhausted(client: string): Promise<void>;
+  count(client: string): Promise<void>;
+}
 
 interface CachedKey {
   principal: Principal;
@@ -40,6 +49,10 @@ export interface ApiKeyAuthenticatorOptions {
   orm: MikroORM;
   cacheSeconds: number;
   now?: () => number;
+  /** Failed authentications per client address; none: no throttling. */
+  failures?: FailureThrottle;
+  /** Called once per database lookup of a prefix, with whether a usable key was found (metrics). */
+  onLookup?: (found: boolean) => void;
 }
 
 /**
@@ -47,12 +60,25 @@ export interface ApiKeyAuthenticatorOptions {
  * memory for `cacheSeconds`; every change to a team's keys, members or groups
  * drops that team's entries here and, through the invalidation channel, on
  * every other instance, so a rerolled or deleted key stops working at once.
+ *
+ * Prefixes that found no usable key are remembered too (bounded, same
+ * lifetime), so repeating a miss does not reach the database; any team change
+ * forgets them all, since a new or reactivated key may carry such a prefix.
+ * With a FailureThrottle, every failed authentication counts against the
+ * client's address, and an address past its budget is refused with 429 before
+ * anything is looked up.
  */
 export class ApiKeyAuthenticator {
   private readonly orm: MikroORM;
   private readonly cacheMs: number;
   private readonly now: () => number;
   private readonly cache = new Map<string, CachedKey>();
+  /** Prefix -> until when it is known to have no usable key. */
+  private readonly misses = new Map<string, number>();
+  /** Lookups under way: concurrent requests for one prefix share one query, unless an invalidation came after it started. */
+  private readonly loading = new Map<string, { generation: number; result: Promise<CachedKey | null> }>();
+  private readonly failures: FailureThrottle | null;
+  private readonly onLookup: (found: boolean) => void;
   /** Bumped by every invalidation, so a load that raced one is not cached. */
   private generation = 0;
 
@@ -60,16 +86,23 @@ export class ApiKeyAuthenticator {
     this.orm = options.orm;
     this.cacheMs = options.cacheSeconds * 1000;
     this.now = options.now ?? Date.now;
+    this.failures = options.failures ?? null;
+    this.onLookup = options.onLookup ?? (() => undefined);
   }
 
-  async authenticate(authorization: string | undefined): Promise<Principal> {
-    const key = bearerToken(authorization);
-    const prefix = key ? apiKeyPrefix(key) : null;
-    if (!key || !prefix) throw unauthorized('Missing or malformed API key');
-    const cached = this.cache.get(prefix);
-    const entry = cached && cached.expiresAt > this.now() ? cached : await this.load(prefix);
-    if (!entry || !apiKeyMatches(key, entry.secretHash)) throw unauthorized('Invalid API key');
-    return entry.principal;
+  /**
+   * The principal of the `Authorization` header. `client` (the remote address)
+   * is what failures are counted against: 429 once it is past its budget.
+   */
+  async authenticate(authorization: string | undefined, client?: string): Promise<Principal> {
+    if (client === undefined || !this.failures) return this.verify(authorization);
+    await this.failures.refuseIfExhausted(client);
+    try {
+      return await this.verify(authorization);
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 401) await this.failures.count(client);
+      throw error;
+    }
   }
 
   invalidateTeam(teamId: string): void {
@@ -77,18 +110,63 @@ export class ApiKeyAuthenticator {
     for (const [prefix, entry] of this.cache) {
       if (entry.principal.teamId === teamId) this.cache.delete(prefix);
     }
+    // A miss names no team: a created, rerolled or reactivated key of any team may carry its prefix.
+    this.misses.clear();
   }
 
   invalidateAll(): void {
     this.generation++;
     this.cache.clear();
+    this.misses.clear();
+  }
+
+  private async verify(authorization: string | undefined): Promise<Principal> {
+    const key = bearerToken(authorization);
+    const prefix = key ? apiKeyPrefix(key) : null;
+    if (!key || !prefix) throw unauthorized(key ? 'Malformed API key' : authorizationProblem(authorization));
+    const cached = this.cache.get(prefix);
+    const entry = cached && cached.expiresAt > this.now() ? cached : this.knownMiss(prefix) ? null : await this.loadOnce(prefix);
+    if (!entry || !apiKeyMatches(key, entry.secretHash)) throw unauthorized('Invalid API key');
+    return entry.principal;
+  }
+
+  private knownMiss(prefix: string): boolean {
+    const until = this.misses.get(prefix);
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.misses.delete(prefix);
+    return false;
+  }
+
+  private rememberMiss(prefix: string, generation: number): void {
+    if (this.cacheMs <= 0 || generation !== this.generation) return;
+    this.misses.delete(prefix);
+    if (this.misses.size >= MAX_MISSED_PREFIXES) this.misses.delete(this.misses.keys().next().value!);
+    this.misses.set(prefix, this.now() + this.cacheMs);
+  }
+
+  private loadOnce(prefix: string): Promise<CachedKey | null> {
+    const pending = this.loading.get(prefix);
+    if (pending && pending.generation === this.generation) return pending.result;
+    const started = { generation: this.generation, result: this.load(prefix) };
+    this.loading.set(prefix, started);
+    void started.result
+      .finally(() => {
+        if (this.loading.get(prefix) === started) this.loading.delete(prefix);
+      })
+      .catch(() => undefined);
+    return started.result;
   }
 
   private async load(prefix: string): Promise<CachedKey | null> {
     const generation = this.generation;
     const rows = await this.orm.em.getConnection().execute<KeyRow[]>(KEY_QUERY, [prefix]);
     const row = rows[0];
-    if (!row || !row.member_active) return null;
+    this.onLookup(Boolean(row?.member_active));
+    if (!row || !row.member_active) {
+      this.rememberMiss(prefix, generation);
+      return null;
+    }
     const entry: CachedKey = {
       secretHash: row.secret_hash,
       expiresAt: this.now() + this.cacheMs,
@@ -114,4 +192,13 @@ function bearerToken(header: string | undefined): string | null {
   if (!header) return null;
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   return match?.[1] ?? null;
+}
+
+const EXPECTED_FORM = 'Authorization: Bearer <API key>';
+
+/** What is wrong with a header that holds no bearer token, in words that show the expected form. */
+function authorizationProblem(header: string | undefined): string {
+  if (!header?.trim()) return `Missing API key: send the header ${EXPECTED_FORM}`;
+  if (apiKeyPrefix(header.trim())) return `The API key must follow the word Bearer: send the header ${EXPECTED_FORM}`;
+  return `Malformed Authorization header: expected ${EXPECTED_FORM}`;
 }

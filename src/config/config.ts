@@ -13,6 +13,8 @@ export interface Config {
   /** Base address of this service as clients reach it; links are built from it. */
   publicUrl: string;
   dataDir: string;
+  /** INSTANCE_ID: this instance's identity across restarts; null: generated once and stored in DATA_DIR. */
+  instanceId: string | null;
   databaseUrl: string | null;
   databasePoolSize: number;
   storage: {
@@ -43,6 +45,8 @@ export interface Config {
   upload: {
     concurrency: number;
     queueLimit: number;
+    /** Share (0 to 1] of concurrency + queueLimit places one team may hold; past it the team gets 503 uploadBusy. */
+    teamMaxShare: number;
     retryAfterSeconds: number;
     hashOffloadMinBytes: number | null;
     /** An upload whose body stops arriving for this long is ended with 408. */
@@ -53,6 +57,8 @@ export interface Config {
   /** The crash sweeper removes reservations, temp files and multipart uploads untouched for this long. */
   crashSweepMinAgeSeconds: number;
   rateLimit: { points: number; durationSeconds: number };
+  /** Failed authentications (API key or authSecret) per client address and window; past them, 429 until the window ends. */
+  authFailureLimit: { points: number; durationSeconds: number };
   workerThreads: number;
   maxJsonBodyBytes: number;
   apiKeyCacheSeconds: number;
@@ -169,6 +175,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
     httpProcesses: values.HTTP_PROCESSES === 'auto' ? availableParallelism() : values.HTTP_PROCESSES,
     publicUrl: (values.PUBLIC_URL ?? `http://${urlHost}:${values.PORT}`).replace(/\/+$/, ''),
     dataDir: resolve(cwd, values.DATA_DIR),
+    instanceId: values.INSTANCE_ID,
     databaseUrl: values.DATABASE_URL,
     databasePoolSize: values.DATABASE_POOL_SIZE,
     storage: {
@@ -193,6 +200,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
     upload: {
       concurrency: values.UPLOAD_CONCURRENCY,
       queueLimit: values.UPLOAD_QUEUE_LIMIT,
+      teamMaxShare: values.UPLOAD_TEAM_MAX_SHARE,
       retryAfterSeconds: values.UPLOAD_RETRY_AFTER_SECONDS,
       hashOffloadMinBytes: values.HASH_OFFLOAD_MIN_BYTES,
       idleTimeoutSeconds: values.UPLOAD_IDLE_TIMEOUT_SECONDS,
@@ -200,6 +208,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
     shutdownGraceSeconds: values.SHUTDOWN_GRACE_SECONDS,
     crashSweepMinAgeSeconds: values.CRASH_SWEEP_MIN_AGE_SECONDS,
     rateLimit: { points: values.RATE_LIMIT_POINTS, durationSeconds: values.RATE_LIMIT_DURATION_SECONDS },
+    authFailureLimit: { points: values.AUTH_FAILURE_LIMIT_POINTS, durationSeconds: values.AUTH_FAILURE_LIMIT_DURATION_SECONDS },
     workerThreads: values.WORKER_THREADS ?? availableParallelism(),
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,

@@ -20,6 +20,9 @@ function setting<T>(schema: z.ZodType<T>, expected: string): Setting<T> {
 const integer = (min: number, max: number) =>
   z.union([z.number(), z.string().regex(/^-?\d+$/).transform(Number)]).pipe(z.number().int().min(min).max(max));
 
+const fraction = (exclusiveMin: number, max: number) =>
+  z.union([z.number(), z.string().regex(/^\d*\.?\d+$/).transform(Number)]).pipe(z.number().gt(exclusiveMin).max(max));
+
 const boolean = z.union([
   z.boolean(),
   z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1'),
@@ -44,6 +47,8 @@ export const settings = {
   HTTP_PROCESSES: setting(z.union([z.literal('auto'), integer(1, 1024)]), 'an integer from 1 to 1024, or "auto" for the number of cores'),
   PUBLIC_URL: setting(httpUrl.nullable(), 'an http(s) URL, the base address clients reach this service at'),
   DATA_DIR: setting(z.string().min(1), 'a directory path'),
+  // Unset: an id generated once and stored in DATA_DIR. Must differ between live instances.
+  INSTANCE_ID: setting(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).nullable(), '1 to 64 characters of A-Z a-z 0-9 _ . -, or unset for an id stored in DATA_DIR'),
   DATABASE_URL: setting(postgresUrl.nullable(), 'a postgres:// connection URL, or unset for the embedded database'),
   DATABASE_POOL_SIZE: setting(integer(1, 1000), 'an integer from 1 to 1000'),
   STORAGE_DRIVER: setting(z.enum(['fs', 's3']), '"fs" or "s3"'),
@@ -63,6 +68,8 @@ export const settings = {
   AUTH_SECRET: setting(z.string().min(16).nullable(), 'a string of at least 16 characters, or unset to generate one'),
   UPLOAD_CONCURRENCY: setting(integer(1, 10_000), 'an integer from 1 to 10000'),
   UPLOAD_QUEUE_LIMIT: setting(integer(0, 100_000), 'an integer from 0 to 100000'),
+  // Of UPLOAD_CONCURRENCY + UPLOAD_QUEUE_LIMIT places, the share one team may hold (running and waiting).
+  UPLOAD_TEAM_MAX_SHARE: setting(fraction(0, 1), 'a number above 0 and at most 1 (a share of UPLOAD_CONCURRENCY + UPLOAD_QUEUE_LIMIT)'),
   UPLOAD_RETRY_AFTER_SECONDS: setting(integer(1, 3600), 'an integer from 1 to 3600'),
   // uWebSockets.js closes a connection idle for 10 s on its own (no response): ours must come first to answer 408.
   UPLOAD_IDLE_TIMEOUT_SECONDS: setting(integer(1, 9), 'an integer from 1 to 9 (uWebSockets.js drops a connection idle for 10 s)'),
@@ -72,6 +79,9 @@ export const settings = {
   HASH_OFFLOAD_MIN_BYTES: setting(integer(0, Number.MAX_SAFE_INTEGER).nullable(), 'a number of bytes, or unset to hash every upload inline'),
   RATE_LIMIT_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),
   RATE_LIMIT_DURATION_SECONDS: setting(integer(1, 86_400), 'an integer from 1 to 86400'),
+  // Failed authentications (API key or authSecret) one client address may make per window before 429.
+  AUTH_FAILURE_LIMIT_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),
+  AUTH_FAILURE_LIMIT_DURATION_SECONDS: setting(integer(1, 86_400), 'an integer from 1 to 86400'),
   WORKER_THREADS: setting(integer(1, 256).nullable(), 'an integer from 1 to 256, or unset for the number of cores'),
   MAX_JSON_BODY_BYTES: setting(integer(1024, 64 * 1024 * 1024), 'an integer from 1024 to 67108864'),
   API_KEY_CACHE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),

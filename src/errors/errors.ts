@@ -90,23 +90,23 @@ export function unsupportedMediaType(message: string, value?: string): ServiceEr
   return new ServiceError({ name: 'UnsupportedMediaTypeError', status: 415, messageKey: 'error.unsupportedMediaType', message, value });
 }
 
-export function tooManyRequests(retryAfterSeconds: number): ServiceError {
+export function tooManyRequests(retryAfterSeconds: number, message = 'Rate limit exceeded'): ServiceError {
   return new ServiceError({
     name: 'TooManyRequestsError',
     status: 429,
     messageKey: 'error.tooManyRequests',
-    message: 'Rate limit exceeded',
+    message,
     value: retryAfterSeconds,
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
 }
 
-export function uploadBusy(retryAfterSeconds: number): ServiceError {
+export function uploadBusy(retryAfterSeconds: number, message = 'Upload capacity is temporarily busy, retry later'): ServiceError {
   return new ServiceError({
     name: 'ServiceUnavailableError',
     status: 503,
     messageKey: 'error.media.uploadBusy',
-    message: 'Upload capacity is temporarily busy, retry later',
+    message,
     value: retryAfterSeconds,
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });

@@ -1,16 +1,22 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator.ts';
+import type { ApiKeyAuthenticator, FailureThrottle } from '../auth/api-key-authenticator.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { PermissionName, ScopeName } from '../auth/permissions.ts';
 import { forbidden, unauthorized } from '../errors/errors.ts';
 import type { RequestRateLimiter } from '../limits/rate-limiter.ts';
 import type { HttpRequest } from './types.ts';
 
-/** The `authSecret` header of the operator routes, compared in constant time. */
-export function requireOperator(request: HttpRequest, authSecret: string): void {
+/**
+ * The `authSecret` header of the operator routes, compared in constant time.
+ * Wrong secrets count against the client's address in `failures` (shared with
+ * API keys), which refuses the address with 429 past its budget.
+ */
+export async function requireOperator(request: HttpRequest, authSecret: string, failures: FailureThrottle): Promise<void> {
+  await failures.refuseIfExhausted(request.remoteAddress);
   const presented = Buffer.from(request.headers['authsecret'] ?? '');
   const expected = Buffer.from(authSecret);
   if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+    await failures.count(request.remoteAddress);
     throw unauthorized('Missing or invalid authSecret header');
   }
 }
@@ -37,7 +43,7 @@ export async function authorizeMedia(
   deps: { authenticator: ApiKeyAuthenticator; rateLimiter: RequestRateLimiter },
   access: MediaAccess,
 ): Promise<MediaGrant> {
-  const principal = checkMediaAccess(request, await deps.authenticator.authenticate(request.headers['authorization']), access);
+  const principal = checkMediaAccess(request, await deps.authenticator.authenticate(request.headers['authorization'], request.remoteAddress), access);
   const headers = await deps.rateLimiter.consume(principal.keyId);
   return { principal, headers };
 }

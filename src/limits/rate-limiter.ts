@@ -8,6 +8,10 @@ export interface RateLimitOptions {
   durationSeconds: number;
   redisUrl: string | null;
   logger: Logger;
+  /** Namespace of the counters (in Redis, the key prefix); one per limiter. */
+  keyPrefix?: string;
+  /** The 429's message. */
+  message?: string;
 }
 
 /** The IETF draft RateLimit headers plus their widely used X- forms. */
@@ -30,15 +34,20 @@ function headers(points: number, result: RateLimiterRes): Record<string, string>
  * Redis is unreachable, each instance falls back to its own in-memory limiter
  * (the library's insurance limiter): limits then hold per instance instead of
  * across the fleet, and uploads keep working.
+ *
+ * Also counts failed authentications per client address (`count` and
+ * `refuseIfExhausted`, see ApiKeyAuthenticator and requireOperator).
  */
 export class RequestRateLimiter {
   private readonly limiter: RateLimiterAbstract;
   private readonly points: number;
+  private readonly message: string | undefined;
   private readonly redis: Redis | null;
 
   constructor(options: RateLimitOptions) {
     this.points = options.points;
-    const base = { points: options.points, duration: options.durationSeconds, keyPrefix: 'media-rl' };
+    this.message = options.message;
+    const base = { points: options.points, duration: options.durationSeconds, keyPrefix: options.keyPrefix ?? 'media-rl' };
     if (!options.redisUrl) {
       this.redis = null;
       this.limiter = new RateLimiterMemory(base);
@@ -66,10 +75,29 @@ export class RequestRateLimiter {
       return headers(this.points, result);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      const error = tooManyRequests(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
+      const error = this.refusal(rejection);
       Object.assign(error.headers, headers(this.points, rejection));
       throw error;
     }
+  }
+
+  /** Throws 429 with Retry-After (no RateLimit headers) while `key` has used up its points; counts nothing. */
+  async refuseIfExhausted(key: string): Promise<void> {
+    const result = await this.limiter.get(key);
+    if (result && result.consumedPoints >= this.points && result.msBeforeNext > 0) throw this.refusal(result);
+  }
+
+  /** Counts one point of `key` without refusing anything (the next refuseIfExhausted does). */
+  async count(key: string): Promise<void> {
+    try {
+      await this.limiter.consume(key);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    }
+  }
+
+  private refusal(result: RateLimiterRes) {
+    return tooManyRequests(Math.max(1, Math.ceil(result.msBeforeNext / 1000)), this.message);
   }
 
   async close(): Promise<void> {

@@ -44,6 +44,8 @@ export class Metrics {
   readonly uploadDuration: Histogram<'route' | 'outcome'>;
   /** StorageError failures of uploads (opening, writing or finishing the object), by StorageError code. */
   readonly storageWriterErrors: Counter<'code'>;
+  /** API key prefixes looked up in the database (cache misses), by whether a usable key was found. */
+  readonly apiKeyLookups: Counter<'result'>;
 
   private peers: PeerMetrics | null = null;
   private gate: UploadGateView | null = null;
@@ -85,6 +87,12 @@ export class Metrics {
       name: 'media_storage_writer_errors_total',
       help: 'Uploads that failed on a storage error, by StorageError code',
       labelNames: ['code'] as const,
+      registers,
+    });
+    this.apiKeyLookups = new Counter({
+      name: 'media_api_key_lookups_total',
+      help: 'API key prefixes looked up in the database (not in the key cache nor the cache of unknown prefixes), by result (found, missing)',
+      labelNames: ['result'] as const,
       registers,
     });
     const metrics = this;

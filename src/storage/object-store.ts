@@ -68,6 +68,12 @@ export interface ObjectStore {
   listStaleUploads(olderThan: Date): Promise<StaleUpload[]>;
   /** Idempotent: an upload that is already gone is fine. */
   abortStaleUpload(upload: { key: string; uploadId: string }): Promise<void>;
+  /**
+   * Aborts every in-progress upload (temp file / multipart upload) of `key`, however fresh, and
+   * returns how many there were. For leftovers known to be dead (a previous incarnation of this
+   * instance); never call it for a key a live writer may still use.
+   */
+  abortUploadsOf(key: string): Promise<number>;
   close(): Promise<void>;
 }
 

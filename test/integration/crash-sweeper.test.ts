@@ -1,90 +1,22 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { request as httpRequest, type ClientRequest } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { request as httpRequest } from 'node:http';
 import { promisify } from 'node:util';
-import { ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import t from 'tap';
-import { connectPg, createTestDatabase } from '../helpers/database.ts';
-import { api, repo, spawnService, type RunningService } from '../helpers/service-process.ts';
+import { createTeam, heldUpload, inProgress, prepareInstance, startService, upload, type Instance } from '../helpers/crashed-instance.ts';
+import { connectPg } from '../helpers/database.ts';
+import { repo } from '../helpers/service-process.ts';
 import { startTestServer } from '../helpers/server.ts';
-import { closeS3Client, driverSettings, s3, s3Client, type Driver } from '../helpers/storage.ts';
+import { closeS3Client } from '../helpers/storage.ts';
 import { MiB, multipartBody, pngLike, teamStorageState, uploadPath } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
 
 // Crash safety (issue 6.2): a real instance is SIGKILLed mid-upload; the next start sweeps what it left.
 // Then `storage reconcile` repairs a corrupted storage counter.
 
-const AUTH_SECRET = 'crash-sweep-test-operator-secret';
 const execFileAsync = promisify(execFile);
 
-interface Instance {
-  databaseUrl: string;
-  dataDir: string;
-  env: Record<string, string>;
-}
-
-async function prepareInstance(t: { teardown(fn: () => unknown): void }, driver: Driver, keyPrefix: string): Promise<Instance> {
-  const databaseUrl = await createTestDatabase(t);
-  const dataDir = await mkdtemp(join(tmpdir(), 'media-crash-'));
-  await chmod(dataDir, 0o755);
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp',
-    DATA_DIR: dataDir, DATABASE_URL: databaseUrl, AUTH_SECRET, PORT: '0', LOG_LEVEL: 'info',
-    // Small for the test: what the killed instance left is stale a second later.
-    CRASH_SWEEP_MIN_AGE_SECONDS: '1',
-  };
-  for (const [name, value] of Object.entries(driverSettings(driver))) env[name] = String(value);
-  // A prefix of its own, so this test's sweeps never touch the multipart uploads of tests running alongside.
-  if (driver === 's3') env.S3_KEY_PREFIX = keyPrefix;
-  return { databaseUrl, dataDir, env };
-}
-
-function startService(t: { teardown(fn: () => unknown): void }, instance: Instance): Promise<RunningService> {
-  return spawnService(t, { env: instance.env });
-}
-
-async function createTeam(port: number, name: string): Promise<{ teamId: string; key: string }> {
-  const created = await api(port, 'POST', '/v1/admin/teams', { authSecret: AUTH_SECRET }, { name });
-  if (created.status !== 201) throw new Error(`team creation failed: ${JSON.stringify(created.body)}`);
-  const teamId: string = created.body.team.id;
-  const limits = await api(port, 'PATCH', `/v1/admin/teams/${teamId}/limits`, { authSecret: AUTH_SECRET }, { maxMediaFileSize: 100 * MiB, maxTeamStorage: 1024 * 1024 });
-  if (limits.status !== 200) throw new Error(`limits update failed: ${JSON.stringify(limits.body)}`);
-  return { teamId, key: created.body.apiKey.key };
-}
-
-async function upload(port: number, teamId: string, key: string, content: Buffer): Promise<number> {
-  const { body, contentType } = multipartBody([{ content, fileName: 'small.png' }]);
-  const response = await fetch(`http://127.0.0.1:${port}${uploadPath(teamId)}`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': contentType }, body,
-  });
-  await response.arrayBuffer();
-  return response.status;
-}
-
-/** Sends the headers and the first half of a multipart upload and never the rest. */
-function heldUpload(port: number, teamId: string, key: string, content: Buffer): ClientRequest {
-  const { body, contentType } = multipartBody([{ content, fileName: 'held.png' }]);
-  const request = httpRequest(`http://127.0.0.1:${port}${uploadPath(teamId)}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'content-length': String(body.length) },
-  });
-  request.on('error', () => undefined); // the server dies under it
-  request.write(body.subarray(0, Math.floor(body.length / 2)));
-  return request;
-}
-
 t.teardown(closeS3Client);
-
-/** Temp files (fs) or multipart uploads under the instance's prefix (s3). */
-async function inProgress(driver: Driver, instance: Instance, keyPrefix: string): Promise<string[]> {
-  if (driver === 'fs') return readdir(join(instance.dataDir, 'files', '.uploads')).catch(() => [] as string[]);
-  const listed = await s3Client().send(new ListMultipartUploadsCommand({ Bucket: s3.bucket, Prefix: keyPrefix }));
-  return (listed.Uploads ?? []).map((upload) => upload.Key!);
-}
 
 async function cli(instance: Instance, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {

@@ -59,7 +59,7 @@ async function sendJson(server: TestServer, teamId: string, key: string, content
 
 t.test('/metrics counts uploads, bytes, 429 and 503 refusals, and shows the gate, the pool and the event loop', async (t) => {
   const server = await startTestServer(t, {
-    settings: { UPLOAD_CONCURRENCY: 1, UPLOAD_QUEUE_LIMIT: 1, RATE_LIMIT_POINTS: 3, RATE_LIMIT_DURATION_SECONDS: 60 },
+    settings: { UPLOAD_CONCURRENCY: 1, UPLOAD_QUEUE_LIMIT: 1, UPLOAD_TEAM_MAX_SHARE: 1, RATE_LIMIT_POINTS: 3, RATE_LIMIT_DURATION_SECONDS: 60 },
   });
   const alpha = await server.createTeam('MetricsAlpha');
   const beta = await server.createTeam('MetricsBeta');

@@ -65,7 +65,7 @@ function heldUpload(port: number, teamId: string, key: string, content: Buffer):
 const tempFiles = (dataDir: string) => readdir(join(dataDir, 'files', '.uploads')).catch(() => [] as string[]);
 
 t.test('SIGTERM: healthz 503, new and waiting uploads refused, a running upload finishes, exit 0', async (t) => {
-  const service = await startService(t, { UPLOAD_CONCURRENCY: '1', UPLOAD_QUEUE_LIMIT: '1', UPLOAD_RETRY_AFTER_SECONDS: '7' });
+  const service = await startService(t, { UPLOAD_CONCURRENCY: '1', UPLOAD_QUEUE_LIMIT: '1', UPLOAD_TEAM_MAX_SHARE: '1', UPLOAD_RETRY_AFTER_SECONDS: '7' });
   const team = await createTeam(service.port);
   const running = heldUpload(service.port, team.teamId, team.key, pngLike(MiB));
   t.ok(await eventually(async () => (await tempFiles(service.dataDir)).length === 1), 'the held upload is streaming to storage');

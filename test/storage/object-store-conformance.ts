@@ -290,6 +290,31 @@ export function runConformance(t: Test, name: string, makeStore: () => Promise<C
       await assertNothingLeft(t, key);
     });
 
+    t.test('abortUploadsOf aborts the fresh uploads of one key and nothing else', async (t) => {
+      const key = keyFor('dead');
+      const other = keyFor('alive');
+      const data = randomBytes(harness.bytesUntilUploadExists + MiB);
+      const writers = [key, other].map((each) => {
+        const writer = store.openWriter(each, { contentType: 'application/octet-stream', expectedSize: 100 * MiB });
+        writer.onError(() => undefined);
+        return writer;
+      });
+      for (const writer of writers) await writeAll(writer, data.length, (offset, length) => data.subarray(offset, offset + length));
+      t.ok(await poll(async () => (await harness.pendingUploads(key)) > 0 && (await harness.pendingUploads(other)) > 0), 'both uploads exist');
+
+      t.equal(await store.abortUploadsOf(key), 1, 'one upload of the key aborted, fresh as it is');
+      t.ok(await poll(async () => (await harness.pendingUploads(key)) === 0), 'it is gone');
+      t.equal(await store.abortUploadsOf(key), 0, 'again: nothing left to abort');
+      t.ok((await harness.pendingUploads(other)) > 0, "the other key's upload is untouched");
+
+      await writers[0]!.abort();
+      const finished = await writers[1]!.finish();
+      t.equal(finished.size, data.length, 'the other upload finishes');
+      await store.remove(other);
+      await assertNothingLeft(t, key);
+      await t.rejects(store.abortUploadsOf('../escape'), storageError('invalid-key'));
+    });
+
     t.test('invalid keys throw', async (t) => {
       const invalid = ['', '/abs', 'a/../b', '..', './a', 'a//b', 'a/', 'sp ace', 'ümlaut', 'back\\slash', 'q?x', 'x'.repeat(513)];
       for (const key of invalid) {

@@ -34,10 +34,11 @@ await runConformance(t, 'fs', async () => {
   await writeFile(notADirectory, 'a file where the store expects a directory');
   return {
     store: new FsObjectStore({ root }),
-    async pendingUploads() {
-      // The suite runs its tests one after another, so every temp file belongs to the key under test.
+    async pendingUploads(key) {
+      // Temp files are named `<time>-<random>~<base64url key>.part`.
+      const suffix = `~${Buffer.from(key).toString('base64url')}.part`;
       try {
-        return (await readdir(path.join(root, '.uploads'))).length;
+        return (await readdir(path.join(root, '.uploads'))).filter((name) => name.endsWith(suffix)).length;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
         throw error;

@@ -70,10 +70,12 @@ t.test('defaults come from config/default.json', (t) => {
   t.equal(config.cdnPurgeUrl, null);
   t.equal(config.redisUrl, null);
   t.equal(config.authSecret, null);
-  t.same(config.upload, { concurrency: 16, queueLimit: 64, retryAfterSeconds: 5, hashOffloadMinBytes: null, idleTimeoutSeconds: 8 });
+  t.equal(config.instanceId, null, 'no INSTANCE_ID: an id generated once and stored in DATA_DIR');
+  t.same(config.upload, { concurrency: 16, queueLimit: 64, teamMaxShare: 0.8, retryAfterSeconds: 5, hashOffloadMinBytes: null, idleTimeoutSeconds: 8 });
   t.equal(config.shutdownGraceSeconds, 25, 'below the 30 s a container orchestrator waits before SIGKILL');
   t.equal(config.crashSweepMinAgeSeconds, 600, 'the crash sweeper leaves anything touched in the last 10 minutes');
   t.same(config.rateLimit, { points: 32, durationSeconds: 10 });
+  t.same(config.authFailureLimit, { points: 30, durationSeconds: 60 }, '30 failed authentications per address per minute, then 429');
   t.equal(config.workerThreads, availableParallelism(), 'WORKER_THREADS defaults to the number of cores');
   t.equal(config.maxJsonBodyBytes, 1048576);
   t.equal(config.apiKeyCacheSeconds, 30);
@@ -93,6 +95,7 @@ t.test('publicUrl is derived from host and port unless PUBLIC_URL is set', (t) =
 t.test('an absolute DATA_DIR is kept; a relative one is resolved against cwd', (t) => {
   t.equal(load({ DATA_DIR: '/var/lib/media' }).dataDir, '/var/lib/media');
   t.equal(load({ DATA_DIR: 'store/files' }).dataDir, path.join(cwd, 'store/files'));
+  t.equal(load({ INSTANCE_ID: 'game-eu-1.a_b' }).instanceId, 'game-eu-1.a_b');
   t.end();
 });
 
@@ -103,22 +106,28 @@ t.test('environment variables override defaults', async (t) => {
       DATABASE_POOL_SIZE: '20',
       UPLOAD_CONCURRENCY: '4',
       UPLOAD_QUEUE_LIMIT: '0',
+      UPLOAD_TEAM_MAX_SHARE: '0.25',
       UPLOAD_RETRY_AFTER_SECONDS: '30',
       UPLOAD_IDLE_TIMEOUT_SECONDS: '7',
       SHUTDOWN_GRACE_SECONDS: '0',
       CRASH_SWEEP_MIN_AGE_SECONDS: '2',
       RATE_LIMIT_POINTS: '100',
       RATE_LIMIT_DURATION_SECONDS: '60',
+      AUTH_FAILURE_LIMIT_POINTS: '5',
+      AUTH_FAILURE_LIMIT_DURATION_SECONDS: '300',
       WORKER_THREADS: '3',
       MAX_JSON_BODY_BYTES: '2048',
       API_KEY_CACHE_SECONDS: '0',
     });
     t.equal(config.port, 8080);
     t.equal(config.databasePoolSize, 20);
-    t.same(config.upload, { concurrency: 4, queueLimit: 0, retryAfterSeconds: 30, hashOffloadMinBytes: null, idleTimeoutSeconds: 7 });
+    t.same(config.upload, { concurrency: 4, queueLimit: 0, teamMaxShare: 0.25, retryAfterSeconds: 30, hashOffloadMinBytes: null, idleTimeoutSeconds: 7 });
+    t.equal(load({ UPLOAD_TEAM_MAX_SHARE: '1' }).upload.teamMaxShare, 1, 'a share of 1 turns the team cap off');
+    t.equal(load({ UPLOAD_TEAM_MAX_SHARE: '.5' }).upload.teamMaxShare, 0.5);
     t.equal(config.shutdownGraceSeconds, 0, 'SHUTDOWN_GRACE_SECONDS 0 aborts in-flight uploads at once');
     t.equal(config.crashSweepMinAgeSeconds, 2);
     t.same(config.rateLimit, { points: 100, durationSeconds: 60 });
+    t.same(config.authFailureLimit, { points: 5, durationSeconds: 300 });
     t.equal(config.workerThreads, 3);
     t.equal(config.maxJsonBodyBytes, 2048);
     t.equal(config.apiKeyCacheSeconds, 0);
@@ -248,6 +257,13 @@ t.test('invalid values throw ConfigError naming the setting and the expected for
     [{ PUBLIC_URL: 'notaurl' }, 'PUBLIC_URL', 'an http(s) URL'],
     [{ REDIS_URL: 'http://cache' }, 'REDIS_URL', 'a redis:// URL'],
     [{ UPLOAD_CONCURRENCY: '0' }, 'UPLOAD_CONCURRENCY', 'an integer from 1 to 10000'],
+    [{ UPLOAD_TEAM_MAX_SHARE: '0' }, 'UPLOAD_TEAM_MAX_SHARE', 'a number above 0 and at most 1'],
+    [{ UPLOAD_TEAM_MAX_SHARE: '1.5' }, 'UPLOAD_TEAM_MAX_SHARE', 'a number above 0 and at most 1'],
+    [{ UPLOAD_TEAM_MAX_SHARE: 'half' }, 'UPLOAD_TEAM_MAX_SHARE', 'a number above 0 and at most 1'],
+    [{ AUTH_FAILURE_LIMIT_POINTS: '0' }, 'AUTH_FAILURE_LIMIT_POINTS', 'an integer from 1 to 1000000'],
+    [{ AUTH_FAILURE_LIMIT_DURATION_SECONDS: '0' }, 'AUTH_FAILURE_LIMIT_DURATION_SECONDS', 'an integer from 1 to 86400'],
+    [{ INSTANCE_ID: 'has space' }, 'INSTANCE_ID', '1 to 64 characters of A-Z a-z 0-9 _ . -'],
+    [{ INSTANCE_ID: 'x'.repeat(65) }, 'INSTANCE_ID', '1 to 64 characters of A-Z a-z 0-9 _ . -'],
     [{ WORKER_THREADS: '0' }, 'WORKER_THREADS', 'an integer from 1 to 256'],
     [{ CRASH_SWEEP_MIN_AGE_SECONDS: '0' }, 'CRASH_SWEEP_MIN_AGE_SECONDS', 'an integer from 1 to 604800'],
     [{ MAX_JSON_BODY_BYTES: '100' }, 'MAX_JSON_BODY_BYTES', 'an integer from 1024 to 67108864'],

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { ObjectStore } from '../../storage/object-store.ts';
+import type { ReservationOwner } from './storage-quota.ts';
 
 /**
  * Crash safety (issue 6.2): what an instance killed mid-upload (SIGKILL, OOM,
@@ -20,6 +21,14 @@ import type { ObjectStore } from '../../storage/object-store.ts';
  * RESERVATION_REFRESH_MS (UploadService), so a reservation older than
  * `minAgeSeconds` (default 600) belongs to an instance that is gone. No lock
  * is needed: every step is idempotent.
+ *
+ * Before both, a restarted instance releases its own previous incarnations'
+ * leftovers at once, whatever their age (issue 17.7): reservations carrying
+ * its instance id and another boot id, and the temp files / multipart
+ * uploads of their storage keys. Its instance id is claimed for the life of
+ * the process (InstanceIdentity), so those incarnations are dead. Uploads too
+ * small to be reserved (UNRESERVED_BYTES) hold no quota; their temp files are
+ * left to the age-based step.
  */
 
 export const CRASH_SWEEP_JOB = 'crash-sweep';
@@ -32,8 +41,14 @@ update team t set reserved_storage = t.reserved_storage - per_team.bytes
   from per_team where t.id = per_team.team_id
 returning t.id as team_id, per_team.bytes, per_team.rows`;
 
+const RELEASE_PREVIOUS_INCARNATIONS = `
+with dead as (delete from upload_reservation where instance_id = ? and boot_id is distinct from ?::uuid returning team_id, bytes, storage_key),
+     per_team as (select team_id, sum(bytes)::bigint as bytes, count(*)::int as rows from dead group by team_id),
+     released as (update team t set reserved_storage = t.reserved_storage - per_team.bytes from per_team where t.id = per_team.team_id)
+select storage_key, team_id, bytes from dead`;
+
 export interface CrashSweepResult {
-  /** Stale reservation rows deleted. */
+  /** Stale reservation rows deleted (previous incarnations' included). */
   reservations: number;
   /** Bytes given back to team.reserved_storage. */
   releasedBytes: number;
@@ -48,6 +63,8 @@ export interface CrashSweeperOptions {
   minAgeSeconds: number;
   /** Uploads running in this instance: their reservations and writes are never swept. */
   liveUploads?: () => Iterable<{ id: string; storageKey: string }>;
+  /** This process's identity; its previous incarnations' leftovers are released regardless of age. Null: age only (CLI). */
+  owner?: ReservationOwner | null;
 }
 
 export class CrashSweeper {
@@ -56,6 +73,7 @@ export class CrashSweeper {
   private readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   private readonly minAgeMs: number;
   private readonly liveUploads: () => Iterable<{ id: string; storageKey: string }>;
+  private readonly owner: ReservationOwner | null;
   private timer: NodeJS.Timeout | null = null;
   private current: Promise<unknown> | null = null;
 
@@ -65,6 +83,7 @@ export class CrashSweeper {
     this.logger = options.logger;
     this.minAgeMs = options.minAgeSeconds * 1000;
     this.liveUploads = options.liveUploads ?? (() => []);
+    this.owner = options.owner ?? null;
   }
 
   /** Sweeps at once, then every `intervalMs`; failures are logged, never thrown; the timer never keeps the process alive. */
@@ -92,6 +111,44 @@ export class CrashSweeper {
   }
 
   async runOnce(now = new Date()): Promise<CrashSweepResult> {
+    const previous = await this.releasePreviousIncarnations();
+    const aged = await this.sweepAged(now);
+    const result = {
+      reservations: previous.reservations + aged.reservations,
+      releasedBytes: previous.releasedBytes + aged.releasedBytes,
+      uploads: previous.uploads + aged.uploads,
+    };
+    if (result.reservations > 0 || result.uploads > 0) this.logger.info({ job: CRASH_SWEEP_JOB, ...result }, 'crash sweep cleaned up');
+    return result;
+  }
+
+  /** Reservations (and their in-progress writes) of this instance's earlier starts: dead, since this process holds the instance id. */
+  private async releasePreviousIncarnations(): Promise<CrashSweepResult> {
+    if (!this.owner) return { reservations: 0, releasedBytes: 0, uploads: 0 };
+    const dead = await this.orm.em
+      .fork()
+      .execute<{ storage_key: string; team_id: string; bytes: string | number }[]>(RELEASE_PREVIOUS_INCARNATIONS, [this.owner.instanceId, this.owner.bootId]);
+    let releasedBytes = 0;
+    let uploads = 0;
+    for (const row of dead) {
+      releasedBytes += Number(row.bytes);
+      try {
+        uploads += await this.store.abortUploadsOf(row.storage_key);
+      } catch (error) {
+        // Its bytes are already given back; the write itself is left to the age-based step.
+        this.logger.error({ err: error, job: CRASH_SWEEP_JOB, key: row.storage_key }, 'could not abort the upload of a previous incarnation');
+      }
+    }
+    if (dead.length > 0) {
+      this.logger.warn(
+        { job: CRASH_SWEEP_JOB, instanceId: this.owner.instanceId, reservations: dead.length, bytes: releasedBytes, uploads },
+        "released the previous incarnation's upload reservations",
+      );
+    }
+    return { reservations: dead.length, releasedBytes, uploads };
+  }
+
+  private async sweepAged(now: Date): Promise<CrashSweepResult> {
     const cutoff = new Date(now.getTime() - this.minAgeMs);
     const local = [...this.liveUploads()];
     const released = await this.orm.em
@@ -118,8 +175,6 @@ export class CrashSweeper {
         this.logger.error({ err: error, job: CRASH_SWEEP_JOB, key: upload.key, uploadId: upload.uploadId }, 'could not abort a stale upload');
       }
     }
-    const result = { reservations, releasedBytes, uploads };
-    if (reservations > 0 || uploads > 0) this.logger.info({ job: CRASH_SWEEP_JOB, ...result }, 'crash sweep cleaned up');
-    return result;
+    return { reservations, releasedBytes, uploads };
   }
 }

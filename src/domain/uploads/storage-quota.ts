@@ -16,14 +16,20 @@ with allowed as (
      and (${LIMIT_BYTES} is null
           or t.used_storage + t.reserved_storage + ? <= ${LIMIT_BYTES})
   returning t.id)
-insert into upload_reservation (id, team_id, bytes, storage_key, created_at, updated_at)
-select ?, id, ?, ?, now(), now() from allowed
+insert into upload_reservation (id, team_id, bytes, storage_key, created_at, updated_at, instance_id, boot_id)
+select ?, id, ?, ?, now(), now(), ?, ?::uuid from allowed
 on conflict (id) do update set bytes = upload_reservation.bytes + excluded.bytes, updated_at = now()
 returning bytes`;
 
 const RELEASE = `
 with released as (delete from upload_reservation where id = ? returning team_id, bytes)
 update team t set reserved_storage = t.reserved_storage - released.bytes from released where t.id = released.team_id`;
+
+/** The process that makes a reservation: its instance id (stable across restarts) and this start's boot id. */
+export interface ReservationOwner {
+  readonly instanceId: string;
+  readonly bootId: string;
+}
 
 /**
  * The team storage counter, enforced in the database so that concurrent
@@ -37,14 +43,19 @@ update team t set reserved_storage = t.reserved_storage - released.bytes from re
  */
 export class StorageQuota {
   private readonly orm: MikroORM;
+  private readonly owner: ReservationOwner | null;
 
-  constructor(orm: MikroORM) {
+  /** `owner` is written on every reservation, so a restart of the same instance can release them at once (CrashSweeper). */
+  constructor(orm: MikroORM, owner: ReservationOwner | null = null) {
     this.orm = orm;
+    this.owner = owner;
   }
 
   /** Adds `bytes` to the upload's reservation; false when the team's storage cannot hold them. */
   async reserve(teamId: string, uploadId: string, storageKey: string, bytes: number): Promise<boolean> {
-    const rows = await this.orm.em.getConnection().execute(RESERVE, [bytes, teamId, bytes, uploadId, bytes, storageKey]);
+    const rows = await this.orm.em.getConnection().execute(RESERVE, [
+      bytes, teamId, bytes, uploadId, bytes, storageKey, this.owner?.instanceId ?? null, this.owner?.bootId ?? null,
+    ]);
     return rows.length === 1;
   }
 

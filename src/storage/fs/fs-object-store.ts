@@ -329,6 +329,30 @@ export class FsObjectStore implements ObjectStore {
     }
   }
 
+  async abortUploadsOf(key: string): Promise<number> {
+    assertValidKey(key, 'abortUploadsOf');
+    let names: string[];
+    try {
+      names = await readdir(this.#uploadsDir);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return 0;
+      throw wrap(error, 'abortUploadsOf', key);
+    }
+    const encoded = Buffer.from(key).toString('base64url');
+    let aborted = 0;
+    for (const name of names) {
+      // A temp file named without its key (too long a key) cannot be attributed; the age-based sweep takes it.
+      if (TEMP_NAME_PATTERN.exec(name)?.[3] !== encoded) continue;
+      try {
+        await unlinkIfPresent(path.join(this.#uploadsDir, name));
+        aborted++;
+      } catch (error) {
+        throw wrap(error, 'abortUploadsOf', key);
+      }
+    }
+    return aborted;
+  }
+
   async close(): Promise<void> {
     // Nothing to release: every writer and read stream owns its own file handle.
   }

@@ -490,6 +490,23 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
+  async abortUploadsOf(key: string): Promise<number> {
+    const objectKey = this.#objectKey(key, 'abortUploadsOf');
+    let aborted = 0;
+    try {
+      // Keys are unique per upload, so one page (up to 1000 uploads) of this exact key holds them all.
+      const page = await this.#client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: objectKey }));
+      for (const upload of page.Uploads ?? []) {
+        if (upload.Key !== objectKey || !upload.UploadId) continue;
+        await abortMultipartUpload(this.#client, this.bucket, objectKey, upload.UploadId);
+        aborted++;
+      }
+    } catch (error) {
+      throw wrap(error, 'abortUploadsOf', key);
+    }
+    return aborted;
+  }
+
   async close(): Promise<void> {
     this.#client.destroy();
   }

@@ -1,3 +1,4 @@
+import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
 import type { ApiKeyService } from '../../../domain/api-keys/api-key.service.ts';
 import type { MemberService } from '../../../domain/members/member.service.ts';
 import type { TeamService } from '../../../domain/teams/team.service.ts';
@@ -6,6 +7,8 @@ import { json, noContent, type Handler, type HttpRequest, type Route } from '../
 
 export interface AdminRouteDeps {
   authSecret: string;
+  /** Wrong authSecret values count here per client address (429 past the budget). */
+  authFailures: FailureThrottle;
   maxJsonBodyBytes: number;
   teams: TeamService;
   members: MemberService;
@@ -16,7 +19,7 @@ export interface AdminRouteDeps {
 export function adminRoutes(deps: AdminRouteDeps): Route[] {
   const { teams, members, apiKeys } = deps;
   const operator = (handler: (request: HttpRequest, body: unknown) => ReturnType<Handler>): Handler => async (request) => {
-    requireOperator(request, deps.authSecret);
+    await requireOperator(request, deps.authSecret, deps.authFailures);
     const body = await request.body.json(deps.maxJsonBodyBytes);
     return handler(request, body);
   };

@@ -38,7 +38,7 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
     rateHeaders: Record<string, string>,
   ): Promise<HttpResult> {
     const prepared = await prepare();
-    const release = await deps.gate.admit(request.signal);
+    const release = await deps.gate.admit(prepared.principal.teamId, request.signal);
     const started = performance.now();
     let outcome: UploadOutcome = 'failed';
     try {
