@@ -115,7 +115,7 @@ t.test('requests pipelined in one write: none is processed without its answer', 
 t.test('a request sent before the previous one is answered waits for it: both answered, in order', async (t) => {
   // The first request is an upload that waits for the only upload slot, so it is still unanswered,
   // deterministically, when the second request arrives in a later write.
-  const gated = await startTestServer(t, { settings: { UPLOAD_CONCURRENCY: 1, UPLOAD_QUEUE_LIMIT: 1, RATE_LIMIT_POINTS: 1_000_000 } });
+  const gated = await startTestServer(t, { settings: { UPLOAD_CONCURRENCY: 1, UPLOAD_QUEUE_LIMIT: 1, UPLOAD_TEAM_MAX_SHARE: 1, RATE_LIMIT_POINTS: 1_000_000 } });
   const gatedTeam = await gated.createTeam('Gated', 'enterprise');
   const gate = gated.app.services.gate;
   const running = heldUpload(gated, gatedTeam.teamId, gatedTeam.key, pngLike(64 * KiB));

@@ -203,7 +203,11 @@ const mediaOperations: Record<string, OperationDoc> = {
     access: 'teamApiKey',
     body: mediaUpdateBody,
     responses: { 200: { description: 'The file as it is now.', schema: mediaFileSchema } },
-    errors: { ...JSON_BODY_ERRORS, 404: 'No such file, or folderId names no folder of the team.' },
+    errors: {
+      ...JSON_BODY_ERRORS,
+      404: 'No such file, or folderId names no folder of the team.',
+      415: 'The new fileName has a blocked file type (the same list as uploads); nothing changed.',
+    },
   },
   [`DELETE ${mediaBase}/delete/:mediaId`]: {
     operationId: 'deleteMedia',
