@@ -1,6 +1,5 @@
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorBodyOf, MediaApiError, MediaConnectionError } from './errors.ts';
@@ -203,7 +202,7 @@ export class Transport {
           for await (const chunk of source) {
             if (answered || outgoing.destroyed) return;
             consumed += (chunk as Buffer).length;
-            if (!outgoing.write(chunk)) await Promise.race([once(outgoing, 'drain'), once(outgoing, 'close')]);
+            if (!outgoing.write(chunk)) await drainedOrClosed(outgoing);
             sent += (chunk as Buffer).length;
             request.onProgress?.(sent, total);
           }
@@ -215,6 +214,18 @@ export class Transport {
       void write();
     });
   }
+}
+
+function drainedOrClosed(outgoing: ClientRequest): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      outgoing.off('drain', done);
+      outgoing.off('close', done);
+      resolve();
+    };
+    outgoing.on('drain', done);
+    outgoing.on('close', done);
+  });
 }
 
 async function readText(body: Readable): Promise<string> {
