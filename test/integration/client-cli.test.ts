@@ -1,6 +1,6 @@
 // The media-upload CLI (clients/typescript/src/cli.ts) as a process, against the real service.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -137,4 +137,46 @@ t.test('usage errors exit 2 and say why', async (t) => {
   const help = await run('npx', ['--no-install', 'media-upload', '--help']);
   t.equal(help.code, 0, 'npx media-upload runs the package\'s bin');
   t.match(help.stdout, /Usage: media-upload/);
+});
+
+t.test('a large file is streamed from disk: the CLI\'s memory does not grow with the file', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('CliLarge', 'enterprise');
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMediaFileSize: null, maxTeamStorage: null });
+  const dir = await mkdtemp(join(tmpdir(), 'media-cli-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const peakMemory = async (size: number): Promise<number> => {
+    const path = join(dir, `big-${size}.png`);
+    const file = await open(path, 'w');
+    await file.write(pngLike(16));
+    await file.truncate(size); // sparse: quick to make, read back as zeros
+    await file.close();
+    const measured = await run(node, ['--import', `data:text/javascript,${MAX_RSS_AT_EXIT}`, cli, path, '--url', server.baseUrl, '--team', team.teamId, '--key', team.key, '--json']);
+    t.equal(measured.code, 0, measured.stderr);
+    t.match(jsonLines(measured.stdout)[0], { ok: true, size });
+    await rm(path);
+    return Number(/maxRSS=(\d+)/.exec(measured.stderr)?.[1]) * 1024;
+  };
+  const small = await peakMemory(20 * MiB);
+  const large = await peakMemory(220 * MiB);
+  t.ok(small > 0 && large - small < 100 * MiB, `peak memory ${Math.round(small / MiB)} MiB for 20 MiB, ${Math.round(large / MiB)} MiB for 220 MiB`);
+});
+
+const MAX_RSS_AT_EXIT = 'process.on("exit",()=>process.stderr.write("maxRSS="+process.resourceUsage().maxRSS+"\\n"))';
+
+t.test('on a terminal: an overall progress bar and one per large file; none with --json', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('CliTty');
+  const { dir } = await screenshots(t, 3);
+  // script(1) runs the CLI on a pseudo-terminal, as a person would.
+  const command = (extra: string) => [node, cli, dir, '--url', server.baseUrl, '--team', team.teamId, '--key', team.key, extra].filter(Boolean).map((arg) => `'${arg}'`).join(' ');
+  const bars = await run('script', ['-qec', command(''), '/dev/null']);
+  t.equal(bars.code, 0, bars.stdout);
+  t.match(bars.stdout, /all files .*100% .*3\/3 files/, 'the overall bar');
+  t.match(bars.stdout, /shot-0\.png/, 'the large file\'s bar');
+  t.match(bars.stdout, /stored .*shot-2\.png -> http/, 'and a line per file above the bars');
+  const json = await run('script', ['-qec', command('--json'), '/dev/null']);
+  t.equal(json.code, 0);
+  t.notMatch(json.stdout, /all files/, 'no bars with --json');
+  t.equal(jsonLines(json.stdout.replaceAll('\r', '')).length, 3);
 });

@@ -22,7 +22,8 @@ export function barProgress(totalBytes: number, fileCount: number): Progress {
       stream: process.stderr,
       clearOnComplete: false,
       hideCursor: true,
-      format: '{name} {bar} {percentage}% | {done} | {detail}',
+      barsize: 20,
+      format: '{name} {bar} {percentage}% {done} {detail}',
       formatValue: (value, _options, type) => (type === 'value' || type === 'total' ? size(value) : String(value)),
     },
     cliProgress.Presets.shades_classic,
@@ -67,8 +68,8 @@ export function silentProgress(): Progress {
 }
 
 function pad(name: string): string {
-  const short = name.length > 24 ? `…${name.slice(-23)}` : name;
-  return short.padEnd(24);
+  const short = name.length > 20 ? `…${name.slice(-19)}` : name;
+  return short.padEnd(20);
 }
 
 function size(bytes: number): string {
