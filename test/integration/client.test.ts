@@ -149,6 +149,20 @@ t.test('error answers are MediaApiError objects carrying the spec\'s body', asyn
   t.equal((await teamStorageState(server.databaseUrl, team.teamId)).files, 0, 'nothing stored');
 });
 
+t.test('the Content-Length of a streamed upload lets the service refuse a too large file before its body', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('ClientEarly');
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMediaFileSize: 1_000_000 });
+  const dir = await tempDir(t);
+  const path = join(dir, 'too-big.png');
+  const size = 64 * MiB;
+  await writeFile(path, pngLike(size));
+  let sent = 0;
+  await expectApiError(t, clientFor(server, team).upload(path, { onProgress: (bytes) => (sent = bytes) }), 402, 'error.teamLimits.maxMediaFileSize');
+  t.ok(sent < size / 2, `refused after ${Math.round(sent / MiB)} of ${size / MiB} MiB were sent`);
+  t.equal((await teamStorageState(server.databaseUrl, team.teamId)).files, 0);
+});
+
 t.test('an upload refused 503 uploadBusy is retried after Retry-After and lands once the slot frees', async (t) => {
   const server = await startTestServer(t, { settings: { UPLOAD_CONCURRENCY: 1, UPLOAD_QUEUE_LIMIT: 0, UPLOAD_RETRY_AFTER_SECONDS: 1 } });
   const team = await server.createTeam('ClientBusy');
@@ -219,6 +233,25 @@ t.test('connection failures: idempotent requests are retried, others are not', a
   await sleep(250);
   await proxy.restore();
   t.equal((await listing).totalCount, 0, 'a GET retried until the service is reachable');
+
+  const dir = await tempDir(t);
+  const path = join(dir, 'cut.png');
+  const content = pngLike(8 * MiB);
+  await writeFile(path, content);
+  let cuts = 0;
+  let attempts = 0;
+  const uploaded = await clientFor(viaProxy, team, { attempts: 4 }).upload(path, {
+    onProgress: (sent) => {
+      if (sent === 0) attempts++;
+      if (cuts === 0 && sent > MiB) {
+        cuts++;
+        proxy.cut(); // the connection dies half-way through the body
+      }
+    },
+  });
+  t.equal(attempts, 2, 'an upload from a path is sent again after a connection failure');
+  t.ok((await download(clientFor(server, team), uploaded.path)).equals(content), 'and lands whole');
+  t.equal((await teamStorageState(server.databaseUrl, team.teamId)).files, 1, 'once');
 
   proxy.cut(); // no kept-alive connection to reuse
   await proxy.refuse();
