@@ -58,7 +58,10 @@ export function barProgress(totalBytes: number, fileCount: number): Progress {
       };
     },
     log: (line) => bars.log(`${line}\n`),
-    stop: () => bars.stop(),
+    stop: () => {
+      bars.update(); // flushes lines logged since the last redraw, which stop() alone drops
+      bars.stop();
+    },
   };
 }
 

@@ -71,9 +71,12 @@ interface AttemptResult {
 class AttemptError extends MediaConnectionError {
   /** Bytes of the body already consumed from its source when the attempt failed. */
   readonly consumed: number;
-  constructor(message: string, cause: unknown, consumed: number) {
+  /** Reset on a kept-alive connection the server had just closed: the request never reached it. */
+  readonly staleConnection: boolean;
+  constructor(message: string, cause: unknown, consumed: number, reusedSocket: boolean) {
     super(message, { cause, code: (cause as NodeJS.ErrnoException | undefined)?.code });
     this.consumed = consumed;
+    this.staleConnection = reusedSocket && this.code === 'ECONNRESET';
   }
 }
 
@@ -104,6 +107,7 @@ export class Transport {
   async sendStreamed(request: TransportRequest): Promise<StreamedResponse> {
     const url = this.#url(request);
     let consumedFromSource = 0;
+    let staleRetried = false;
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= this.#retry.attempts;
       const body = request.body;
@@ -116,7 +120,10 @@ export class Transport {
       } catch (error) {
         if (!(error instanceof AttemptError)) throw error;
         consumedFromSource += error.consumed;
-        if (last || !request.idempotent) throw error;
+        // As node:http's documentation advises, a request reset on a reused connection is sent once more, whatever it is.
+        const staleRetry = error.staleConnection && !staleRetried;
+        if (last || !(request.idempotent || staleRetry)) throw error;
+        if (staleRetry) staleRetried = true;
         await sleep(this.#withJitter(this.#retry.baseDelayMs * 2 ** (attempt - 1)));
         continue;
       }
@@ -185,7 +192,7 @@ export class Transport {
         source?.destroy();
         // A server that answers early (a refusal) may close before the whole body is written.
         if (answered) return;
-        reject(new AttemptError(`${request.method} ${url.pathname}: ${error.message}`, error, consumed));
+        reject(new AttemptError(`${request.method} ${url.pathname}: ${error.message}`, error, consumed, outgoing.reusedSocket));
       });
       const write = async () => {
         if (body?.kind === 'buffer') {
