@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The built CLI when there is one (npm run build; a packed package), the TypeScript source otherwise (Node >= 22.18).
+// The TypeScript source where it is present (this repository, a file: dependency; Node >= 22.18 strips
+// the types), the compiled dist/ otherwise (a packed package, whose files are only bin/ and dist/).
 import { existsSync } from 'node:fs';
 
-const built = new URL('../dist/cli.js', import.meta.url);
-await import(existsSync(built) ? built.href : new URL('../src/cli.ts', import.meta.url).href);
+const source = new URL('../src/cli.ts', import.meta.url);
+await import(existsSync(source) ? source.href : new URL('../dist/cli.js', import.meta.url).href);
