@@ -1,0 +1,9 @@
+export { MediaClient } from './client.ts';
+export type {
+  BulkRequest, BulkResult, Folder, FolderCreate, FolderDeletion, FolderList, FolderUpdate, JsonUpload, JsonUploadOptions, ListMediaQuery, ListTagsQuery,
+  MediaClientOptions, MediaDeletion, MediaFile, MediaLink, MediaList, MediaUpdate, TagList, UploadedMediaFile, UploadOptions, UploadQuery, UploadSource, Usage, UsageQuery,
+} from './client.ts';
+export { MediaApiError, MediaConnectionError } from './errors.ts';
+export type { ErrorBody } from './errors.ts';
+export type { RetryOptions, StreamedResponse } from './transport.ts';
+export type { components, operations, paths } from './generated/openapi.ts';

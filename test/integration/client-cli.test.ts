@@ -1,0 +1,182 @@
+// The media-upload CLI (clients/typescript/src/cli.ts) as a process, against the real service.
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { repo } from '../helpers/service-process.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { MiB, pngLike, teamStorageState } from '../helpers/uploads.ts';
+
+const node = join(repo, 'node_modules', '.bin', 'node');
+const cli = join(repo, 'clients', 'typescript', 'src', 'cli.ts');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: repo,
+      env: { PATH: `${join(repo, 'node_modules', '.bin')}:${process.env.PATH}`, HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const mediaUpload = (args: string[], env: Record<string, string> = {}) => run(node, [cli, ...args], env);
+
+function jsonLines(output: string): any[] {
+  return output.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+}
+
+async function screenshots(t: Test, count: number): Promise<{ dir: string; contents: Map<string, Buffer> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'media-cli-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const contents = new Map<string, Buffer>();
+  for (let i = 0; i < count; i++) {
+    const content = pngLike(i === 0 ? 2 * MiB : 10_000 + i);
+    contents.set(`shot-${i}.png`, content);
+    await writeFile(join(dir, `shot-${i}.png`), content);
+  }
+  return { dir, contents };
+}
+
+t.test('uploads a folder of screenshots with --json: one line per file with its id and link', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('CliFolder');
+  const { dir, contents } = await screenshots(t, 6);
+  const result = await mediaUpload([dir, '--url', server.baseUrl, '--team', team.teamId, '--key', team.key, '--json', '--concurrency', '2',
+    '--folder', 'screens/today', '--tags', 'cli,round:1', '--private']);
+  t.equal(result.code, 0, `exit 0 (stderr: ${result.stderr})`);
+  t.equal(result.stderr, '', 'no progress bars with --json');
+  const lines = jsonLines(result.stdout);
+  t.equal(lines.length, 6, 'one line per file');
+  for (const line of lines) {
+    t.match(line, { ok: true, id: /^[0-9a-f-]{36}$/, url: /signature=/, file: String }, `${line.file} stored, private: a signed link`);
+    const name = line.file.slice(line.file.lastIndexOf('/') + 1);
+    t.equal(line.size, contents.get(name)!.length);
+    const served = await fetch(line.url);
+    t.ok(Buffer.from(await served.arrayBuffer()).equals(contents.get(name)!), `${name}: its link serves it`);
+  }
+  const listed = await server.media('GET', `/v1/cdn/media/${team.teamId}?tags=cli,round:1`, team.key);
+  t.equal(listed.body.totalCount, 6, 'tagged');
+  t.ok(listed.body.media.every((file: any) => file.folderId && !file.public), 'in the folder, private');
+  const state = await teamStorageState(server.databaseUrl, team.teamId);
+  t.equal(state.files, 6, 'each file once');
+});
+
+t.test('reads MEDIA_URL, MEDIA_TEAM and MEDIA_KEY, expands globs, and prints a line per file without a TTY', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('CliEnv');
+  const { dir } = await screenshots(t, 3);
+  await writeFile(join(dir, 'notes.txt'), 'not matched');
+  const result = await mediaUpload([join(dir, '*.png'), '--public'], { MEDIA_URL: server.baseUrl, MEDIA_TEAM: team.teamId, MEDIA_KEY: team.key });
+  t.equal(result.code, 0, `exit 0 (stderr: ${result.stderr})`);
+  const stored = result.stdout.trim().split('\n');
+  t.equal(stored.length, 3, 'the three PNGs, not the text file');
+  t.ok(stored.every((line) => /^stored .*shot-\d\.png -> http:\/\/.*\/media\/team\//.test(line)), 'each with its public link');
+  t.notMatch(result.stderr, /\u001b\[/, 'no progress bar drawn when stderr is not a terminal');
+  t.equal((await teamStorageState(server.databaseUrl, team.teamId)).files, 3);
+});
+
+t.test('a failed file makes the exit status non-zero, with the reason; the others are stored', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('CliFail');
+  const { dir } = await screenshots(t, 2);
+  const exe = join(dir, 'tool.exe');
+  await writeFile(exe, Buffer.concat([Buffer.from('MZ\x90\x00'), Buffer.alloc(200)]));
+  const args = [join(dir, 'shot-1.png'), exe, '--url', server.baseUrl, '--team', team.teamId, '--key', team.key];
+
+  const json = await mediaUpload([...args, '--json']);
+  t.equal(json.code, 1, 'exit 1');
+  const lines = jsonLines(json.stdout);
+  t.match(lines.find((line) => line.file === exe), { ok: false, status: 415, messageKey: 'error.unsupportedMediaType', error: String }, 'the reason, from the error body');
+  t.match(lines.find((line) => line.file !== exe), { ok: true, id: String });
+
+  const text = await mediaUpload(args);
+  t.equal(text.code, 1);
+  t.match(text.stderr, /failed .*tool\.exe: .+ \(415 error\.unsupportedMediaType\)/, 'the reason on stderr');
+  t.match(text.stderr, /1 of 2 files failed/);
+  t.equal((await teamStorageState(server.databaseUrl, team.teamId)).files, 2, 'the PNG twice, the executable never');
+
+  const wrongKey = await mediaUpload([join(dir, 'shot-1.png'), '--url', server.baseUrl, '--team', team.teamId, '--key', 'tws_wrong', '--json']);
+  t.equal(wrongKey.code, 1);
+  t.match(jsonLines(wrongKey.stdout)[0], { ok: false, status: 401, messageKey: 'error.unauthorized' });
+
+  const down = await mediaUpload([join(dir, 'shot-1.png'), '--url', 'http://127.0.0.1:1', '--team', team.teamId, '--key', team.key, '--json']);
+  t.equal(down.code, 1, 'an unreachable service is a failure too');
+  t.match(jsonLines(down.stdout)[0], { ok: false, error: /ECONNREFUSED/ });
+});
+
+t.test('usage errors exit 2 and say why', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'media-cli-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await mkdir(join(dir, 'empty'));
+  const base = ['--url', 'http://127.0.0.1:1', '--team', 't', '--key', 'k'];
+  const noKey = await mediaUpload([join(dir, 'x.png'), '--url', 'http://127.0.0.1:1', '--team', 't']);
+  t.equal(noKey.code, 2);
+  t.match(noKey.stderr, /--key or MEDIA_KEY is required/);
+  const nothing = await mediaUpload([join(dir, 'missing-*.png'), ...base]);
+  t.equal(nothing.code, 2);
+  t.match(nothing.stderr, /no file matches/);
+  const both = await mediaUpload([dir, ...base, '--public', '--private']);
+  t.equal(both.code, 2);
+  t.match(both.stderr, /exclude each other/);
+  const concurrency = await mediaUpload([dir, ...base, '--concurrency', '0']);
+  t.equal(concurrency.code, 2);
+  const help = await run('npx', ['--no-install', 'media-upload', '--help']);
+  t.equal(help.code, 0, 'npx media-upload runs the package\'s bin');
+  t.match(help.stdout, /Usage: media-upload/);
+});
+
+t.test('a large file is streamed from disk: the CLI\'s memory does not grow with the file', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('CliLarge', 'enterprise');
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMediaFileSize: null, maxTeamStorage: null });
+  const dir = await mkdtemp(join(tmpdir(), 'media-cli-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const peakMemory = async (size: number): Promise<number> => {
+    const path = join(dir, `big-${size}.png`);
+    const file = await open(path, 'w');
+    await file.write(pngLike(16));
+    await file.truncate(size); // sparse: quick to make, read back as zeros
+    await file.close();
+    const measured = await run(node, ['--import', `data:text/javascript,${MAX_RSS_AT_EXIT}`, cli, path, '--url', server.baseUrl, '--team', team.teamId, '--key', team.key, '--json']);
+    t.equal(measured.code, 0, measured.stderr);
+    t.match(jsonLines(measured.stdout)[0], { ok: true, size });
+    await rm(path);
+    return Number(/maxRSS=(\d+)/.exec(measured.stderr)?.[1]) * 1024;
+  };
+  const small = await peakMemory(20 * MiB);
+  const large = await peakMemory(220 * MiB);
+  t.ok(small > 0 && large - small < 100 * MiB, `peak memory ${Math.round(small / MiB)} MiB for 20 MiB, ${Math.round(large / MiB)} MiB for 220 MiB`);
+});
+
+const MAX_RSS_AT_EXIT = 'process.on("exit",()=>process.stderr.write("maxRSS="+process.resourceUsage().maxRSS+"\\n"))';
+
+t.test('on a terminal: an overall progress bar and one per large file; none with --json', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('CliTty');
+  const { dir } = await screenshots(t, 3);
+  // script(1) runs the CLI on a pseudo-terminal, as a person would.
+  const command = (extra: string) => [node, cli, dir, '--url', server.baseUrl, '--team', team.teamId, '--key', team.key, extra].filter(Boolean).map((arg) => `'${arg}'`).join(' ');
+  const bars = await run('script', ['-qec', command(''), '/dev/null']);
+  t.equal(bars.code, 0, bars.stdout);
+  t.match(bars.stdout, /all files .*100% .*3\/3 files/, 'the overall bar');
+  t.match(bars.stdout, /shot-0\.png/, 'the large file\'s bar');
+  t.match(bars.stdout, /stored .*shot-2\.png -> http/, 'and a line per file above the bars');
+  const json = await run('script', ['-qec', command('--json'), '/dev/null']);
+  t.equal(json.code, 0);
+  t.notMatch(json.stdout, /all files/, 'no bars with --json');
+  t.equal(jsonLines(json.stdout.replaceAll('\r', '')).length, 3);
+});
