@@ -23,11 +23,13 @@ async function snapshotOfB() {
   const folders = await server.media('GET', `/v1/cdn/media/${b.teamId}/folders`, b.key);
   const automations = await server.media('GET', `/v1/teams/${b.teamId}/automations`, b.key);
   const deliveries = await server.media('GET', `/v1/teams/${b.teamId}/automations/${bAutomation.id}/deliveries`, b.key);
-  return JSON.stringify({ media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body });
+  const team = await server.media('GET', `/v1/teams/${b.teamId}`, b.key);
+  const logs = await server.media('GET', `/v1/teams/${b.teamId}/logs`, b.key);
+  return JSON.stringify({ media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
-const secrets = ['b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
+const secrets = ['TeamB', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
 
 interface Case {
   name: string;
@@ -41,6 +43,8 @@ interface Case {
 const A = `/v1/cdn/media/${a.teamId}`;
 const AA = `/v1/teams/${a.teamId}/automations`;
 const BA = `/v1/teams/${b.teamId}/automations/${bAutomation.id}`;
+const AT = `/v1/teams/${a.teamId}`;
+const BT = `/v1/teams/${b.teamId}`;
 const cases: Case[] = [
   // Team B's key on team A's routes: 401, as if the key did not exist.
   ...[
@@ -67,6 +71,15 @@ const cases: Case[] = [
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: a.key, body: { name: 'mine', enabled: false }, status: 404 })),
   ...[['GET', BA], ['PATCH', BA], ['DELETE', BA], ['POST', `${BA}/rotate-secret`], ['GET', `${BA}/deliveries`]]
     .map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
+  // Team administration routes: another team's key is not a key of this team (401), either way round.
+  ...[
+    ['GET', AT], ['GET', `${AT}/minimal`], ['GET', `${AT}/join-info`], ['PATCH', AT], ['POST', `${AT}/archive`], ['POST', `${AT}/unarchive`], ['GET', `${AT}/logs`],
+  ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
+  ...[
+    ['GET', BT], ['GET', `${BT}/minimal`], ['GET', `${BT}/join-info`], ['PATCH', BT], ['POST', `${BT}/archive`], ['POST', `${BT}/unarchive`], ['GET', `${BT}/logs`],
+  ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
+  // B's ids in A's log filters find nothing of B's.
+  { name: "A's key: A's log filtered by B's owner", method: 'GET', path: `${AT}/logs?targetTeamMemberId=${b.ownerId}`, key: a.key, status: 200 },
 ];
 
 for (const testCase of cases) {
@@ -75,7 +88,8 @@ for (const testCase of cases) {
     const body = testCase.method === 'GET' ? undefined : testCase.body;
     const response = await server.media(testCase.method, testCase.path, testCase.key, body === undefined ? {} : { body });
     t.equal(response.status, testCase.status);
-    t.match(response.body, { name: String, status: testCase.status, messageKey: String }, 'the spec error body');
+    if (testCase.status === 200) t.same(response.body, { data: [], count: 0 }, 'nothing of B');
+    else t.match(response.body, { name: String, status: testCase.status, messageKey: String }, 'the spec error body');
     const text = JSON.stringify(response.body);
     for (const secret of secrets) t.notOk(text.includes(secret), `no trace of ${secret}`);
     t.same(JSON.parse(await snapshotOfB()), JSON.parse(before), "team B's data is unchanged");

@@ -17,6 +17,11 @@ export const LogAction = {
 
 export type LogActionName = (typeof LogAction)[keyof typeof LogAction];
 
+/** Who made a change: the key's member, or null for the operator and owner-acting keys. */
+export interface Actor {
+  teamMemberId: string | null;
+}
+
 export interface LogEntry {
   teamId: string;
   action: LogActionName;

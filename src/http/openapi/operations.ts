@@ -15,6 +15,7 @@ import {
   deliverySchema, folderDeletionSchema, folderListSchema, folderSchema, groupSchema, healthSchema, mediaDeletionSchema, mediaLinkSchema,
   mediaListSchema, mediaFileSchema, planLimitsSchema, retriedSchema, tagListSchema, teamMemberSchema, uploadedMediaFileSchema, usageSchema,
 } from './schemas.ts';
+import { teamAdminOperations } from './team-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -61,6 +62,8 @@ export const TAGS = {
   library: 'Tags in use and usage.',
   files: 'The files themselves, for browsers and CDNs.',
   automations: 'Webhook and Discord targets for team events, with their deliveries.',
+  team: 'The team itself: read, change, archive.',
+  logs: 'The team log: every change made to the team.',
   operator: 'Teams, members, groups, keys and limits (operator secret).',
   operatorAutomations: 'The automation routes for the operator, for any team.',
   service: 'Health, metrics and this description.',
@@ -538,6 +541,7 @@ export const operations: Record<string, OperationDoc> = {
   ...mediaOperations,
   ...fileOperations,
   ...automationOperations('/v1/teams/:teamId/automations', 'team'),
+  ...teamAdminOperations(paging),
   ...operatorOperations,
   ...automationOperations('/v1/admin/teams/:teamId/automations', 'operator'),
   ...serviceOperations,

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { LOG_SYSTEMS } from '../../domain/team-logs/team-log-list.ts';
+
+/** Response bodies of the team administration routes (spec 2.11, 2.13, 2.19); see ./schemas.ts. */
+
+const id = z.uuid();
+const timestamp = z.iso.datetime();
+
+export const teamMinimalSchema = z
+  .object({ id, name: z.string(), logo: z.string().nullable(), priceId: z.string().nullable() })
+  .meta({ id: 'TeamMinimalInfo' });
+
+export const teamJoinInfoSchema = teamMinimalSchema
+  .extend({
+    requirements: z
+      .object({ discord: z.boolean(), google: z.boolean(), minecraft: z.boolean(), hytale: z.boolean() })
+      .meta({ id: 'TeamJoinRequirements', description: 'Accounts a user must have linked to join.' }),
+    connections: z.array(z.object({ provider: z.string(), providerAccountId: z.string() })).meta({
+      description: 'The signed-in user\'s linked accounts; always empty until user accounts exist.',
+    }),
+  })
+  .meta({ id: 'TeamJoinInfo' });
+
+export const memberShortSchema = z
+  .object({ id, userId: id, name: z.string(), image: z.string().nullable(), joinedTeamAt: timestamp })
+  .meta({ id: 'TeamMemberShortInfo' });
+
+export const teamLogSchema = z
+  .object({
+    id,
+    system: z.enum(LOG_SYSTEMS),
+    teamId: id,
+    teamMemberId: id.nullable().meta({ description: 'Who acted; null for the operator and for keys that act as the owner.' }),
+    action: z.string().meta({ description: 'A LogAction of spec 2.19, or AUTOMATION_CREATED/UPDATED/DELETED.' }),
+    data: z.record(z.string(), z.unknown()).nullable(),
+    targetTeamMemberId: id.nullable(),
+    targetIdentifier: z.string().nullable(),
+    createdAt: timestamp,
+    teamMember: memberShortSchema.nullable(),
+    targetTeamMember: memberShortSchema.nullable(),
+  })
+  .meta({ id: 'TeamLog' });
+
+export const teamLogListSchema = z
+  .object({ data: z.array(teamLogSchema), count: z.number().int().min(0).meta({ description: 'Entries matching the filters, on all pages.' }) })
+  .meta({ id: 'TeamLogList' });

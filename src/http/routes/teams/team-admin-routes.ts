@@ -1,0 +1,16 @@
+import type { Services } from '../../../app.ts';
+import { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
+import { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
+import type { Route } from '../../types.ts';
+import { teamLogRoutes } from './team-log-routes.ts';
+import { teamRouteBuilder } from './team-route.ts';
+import { teamSettingsRoutes } from './team-settings-routes.ts';
+
+/** Everything a team needs to run itself with its own key, under /v1/teams/{teamId} (docs/team-admin.md). */
+export function teamAdminRoutes(services: Pick<Services, 'orm' | 'authenticator' | 'rateLimiter'>, config: { maxJsonBodyBytes: number }): Route[] {
+  const route = teamRouteBuilder(services, config.maxJsonBodyBytes);
+  return [
+    ...teamSettingsRoutes(route, new TeamSettingsService(services.orm)),
+    ...teamLogRoutes(route, new TeamLogList(services.orm)),
+  ];
+}
