@@ -25,7 +25,9 @@ async function snapshotOfB() {
   const deliveries = await server.media('GET', `/v1/teams/${b.teamId}/automations/${bAutomation.id}/deliveries`, b.key);
   const team = await server.media('GET', `/v1/teams/${b.teamId}`, b.key);
   const logs = await server.media('GET', `/v1/teams/${b.teamId}/logs`, b.key);
-  return JSON.stringify({ media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
+  const members = await server.media('GET', `/v1/teams/${b.teamId}/members`, b.key);
+  const owner = await server.media('GET', `/v1/teams/${b.teamId}/members/${b.ownerId}`, b.key);
+  return JSON.stringify({ members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
@@ -74,10 +76,17 @@ const cases: Case[] = [
   // Team administration routes: another team's key is not a key of this team (401), either way round.
   ...[
     ['GET', AT], ['GET', `${AT}/minimal`], ['GET', `${AT}/join-info`], ['PATCH', AT], ['POST', `${AT}/archive`], ['POST', `${AT}/unarchive`], ['GET', `${AT}/logs`],
+    ['GET', `${AT}/members`], ['GET', `${AT}/members/${b.ownerId}`], ['PATCH', `${AT}/members/${b.ownerId}`], ['DELETE', `${AT}/members/${b.ownerId}`],
+    ['POST', `${AT}/leave`], ['GET', `${AT}/dashboard`],
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
   ...[
     ['GET', BT], ['GET', `${BT}/minimal`], ['GET', `${BT}/join-info`], ['PATCH', BT], ['POST', `${BT}/archive`], ['POST', `${BT}/unarchive`], ['GET', `${BT}/logs`],
+    ['GET', `${BT}/members`], ['GET', `${BT}/members/${b.ownerId}`], ['PATCH', `${BT}/members/${b.ownerId}`], ['DELETE', `${BT}/members/${b.ownerId}`],
+    ['POST', `${BT}/leave`], ['GET', `${BT}/dashboard`],
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
+  // B's members under A's path: not found.
+  ...[['GET', `${AT}/members/${b.ownerId}`], ['PATCH', `${AT}/members/${b.ownerId}`], ['DELETE', `${AT}/members/${b.ownerId}`]]
+    .map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')} (B's owner)`, method: method!, path: path!, key: a.key, body: { sort: 3 }, status: 404 })),
   // B's ids in A's log filters find nothing of B's.
   { name: "A's key: A's log filtered by B's owner", method: 'GET', path: `${AT}/logs?targetTeamMemberId=${b.ownerId}`, key: a.key, status: 200 },
 ];

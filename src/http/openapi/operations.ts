@@ -64,6 +64,7 @@ export const TAGS = {
   automations: 'Webhook and Discord targets for team events, with their deliveries.',
   team: 'The team itself: read, change, archive.',
   logs: 'The team log: every change made to the team.',
+  members: 'Members of the team: list, read, change, kick, leave.',
   operator: 'Teams, members, groups, keys and limits (operator secret).',
   operatorAutomations: 'The automation routes for the operator, for any team.',
   service: 'Health, metrics and this description.',

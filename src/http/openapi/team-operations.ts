@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import { teamLogFilterSchema } from '../../domain/team-logs/team-log-list.ts';
+import { updateMemberSchema } from '../../domain/members/member-admin.service.ts';
 import { updateTeamSchema } from '../../domain/teams/team-settings.service.ts';
 import { teamSchema } from './schemas.ts';
-import { teamJoinInfoSchema, teamLogListSchema, teamMinimalSchema } from './team-schemas.ts';
+import {
+  dashboardInfoSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
+} from './team-schemas.ts';
+import { MAX_SEARCH_LENGTH } from '../../domain/media/media.service.ts';
 import type { OperationDoc } from './operations.ts';
 
 /** The team administration routes (src/http/routes/teams), described as operations.ts describes the rest. */
@@ -57,6 +61,51 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       headers: paging,
       responses: { 200: { description: 'One page of log entries.', schema: teamLogListSchema } },
       errors: { 400: 'Invalid filter or paging header.' },
+    },
+    [`GET ${base}/members`]: {
+      operationId: 'listTeamMembers', summary: 'Current members', description: needs('team.members.view', 'Members who left are not listed; by sort, then name.'),
+      tag: 'members', access: 'teamApiKey',
+      query: z.object({ search: z.string().max(MAX_SEARCH_LENGTH).optional().meta({ description: 'Case-insensitive part of the name.' }) }),
+      headers: paging,
+      responses: { 200: { description: 'One page of members.', schema: teamMemberListSchema } },
+      errors: { 400: 'Invalid search or paging header.' },
+    },
+    [`GET ${base}/members/:memberId`]: {
+      operationId: 'getTeamMember', summary: 'A member with its groups', description: needs('team.members.view', 'Members who left too (archived, with leftTeamAt).'),
+      tag: 'members', access: 'teamApiKey',
+      responses: { 200: { description: 'The member.', schema: teamMemberInfoSchema } },
+      errors: { 404: 'No such member in the team.' },
+    },
+    [`PATCH ${base}/members/:memberId`]: {
+      operationId: 'updateTeamMember', summary: 'Change a member\'s name, permissions, main group, sort or note',
+      description: needs('team.members.manage',
+        'Logged as MEMBER_UPDATED (changed fields) and MEMBER_PERMISSIONS_UPDATED (`{added, removed}`); a permission change reaches the member\'s keys at once. ' +
+        'A caller can grant or take away only permissions it holds (403), and the owner keeps all.'),
+      tag: 'members', access: 'teamApiKey',
+      body: updateMemberSchema.meta({ id: 'TeamMemberUpdateRequest' }),
+      bodyRequired: true,
+      responses: { 200: { description: 'The member as it is now.', schema: teamMemberInfoSchema } },
+      errors: { ...JSON_BODY_ERRORS, 404: 'No current member of that id, or mainGroupId names no group of the member.', 409: 'The name is taken in the team.' },
+    },
+    [`DELETE ${base}/members/:memberId`]: {
+      operationId: 'kickTeamMember', summary: 'Kick a member',
+      description: needs('team.members.manage', 'Logged as MEMBER_KICKED; the member stays archived with leftTeamAt, and its keys stop working at once. The owner cannot be kicked (403).'),
+      tag: 'members', access: 'teamApiKey',
+      responses: { 204: { description: 'Kicked.' } },
+      errors: { 404: 'No current member of that id.' },
+    },
+    [`POST ${base}/leave`]: {
+      operationId: 'leaveTeam', summary: 'The key\'s member leaves the team',
+      description: needs(null, 'Logged as MEMBER_LEFT; the key stops working. The owner (and a key acting as the owner) cannot leave without a transfer (403).'),
+      tag: 'members', access: 'teamApiKey',
+      responses: { 204: { description: 'Left.' } },
+      errors: {},
+    },
+    [`GET ${base}/dashboard`]: {
+      operationId: 'getTeamDashboard', summary: 'Dashboard info for the key\'s member', description: needs(null, 'A key linked to no member sees the owner.'),
+      tag: 'members', access: 'teamApiKey',
+      responses: { 200: { description: 'The member and the member count.', schema: dashboardInfoSchema } },
+      errors: {},
     },
   };
 }

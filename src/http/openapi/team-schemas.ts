@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LOG_SYSTEMS } from '../../domain/team-logs/team-log-list.ts';
+import { groupSchema, teamMemberSchema } from './schemas.ts';
 
 /** Response bodies of the team administration routes (spec 2.11, 2.13, 2.19); see ./schemas.ts. */
 
@@ -44,3 +45,30 @@ export const teamLogSchema = z
 export const teamLogListSchema = z
   .object({ data: z.array(teamLogSchema), count: z.number().int().min(0).meta({ description: 'Entries matching the filters, on all pages.' }) })
   .meta({ id: 'TeamLogList' });
+
+const userShortSchema = z
+  .object({ username: z.string(), accounts: z.array(z.unknown()).meta({ description: 'Linked accounts; empty until user accounts exist.' }) })
+  .meta({ id: 'TeamMemberUser' });
+
+export const teamMemberInfo2Schema = teamMemberSchema
+  .extend({
+    mainGroup: z.object({ id, name: z.string(), color: z.string(), sort: z.number().int() }).nullable(),
+    user: userShortSchema.nullable(),
+  })
+  .meta({ id: 'TeamMemberInfo2' });
+
+export const teamMemberListSchema = z
+  .object({ data: z.array(teamMemberInfo2Schema), count: z.number().int().min(0) })
+  .meta({ id: 'TeamMemberList' });
+
+export const teamMemberInfoSchema = teamMemberSchema
+  .extend({ groups: z.array(groupSchema), mainGroup: groupSchema.nullable(), user: userShortSchema.nullable() })
+  .meta({ id: 'TeamMemberInfo' });
+
+export const dashboardInfoSchema = z
+  .object({
+    member: teamMemberSchema,
+    memberCount: z.number().int().min(0),
+    meetings: z.array(z.unknown()).meta({ description: 'Upcoming meetings; empty until meetings exist.' }),
+  })
+  .meta({ id: 'DashboardInfo' });

@@ -1,7 +1,9 @@
 import type { Services } from '../../../app.ts';
+import { MemberAdminService } from '../../../domain/members/member-admin.service.ts';
 import { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
 import { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
 import type { Route } from '../../types.ts';
+import { memberRoutes } from './member-routes.ts';
 import { teamLogRoutes } from './team-log-routes.ts';
 import { teamRouteBuilder } from './team-route.ts';
 import { teamSettingsRoutes } from './team-settings-routes.ts';
@@ -12,5 +14,6 @@ export function teamAdminRoutes(services: Pick<Services, 'orm' | 'authenticator'
   return [
     ...teamSettingsRoutes(route, new TeamSettingsService(services.orm)),
     ...teamLogRoutes(route, new TeamLogList(services.orm)),
+    ...memberRoutes(route, new MemberAdminService(services.orm, services.authenticator)),
   ];
 }

@@ -1,0 +1,29 @@
+import { Permission } from '../../../auth/permissions.ts';
+import { parsePaging } from '../../../domain/media/media.service.ts';
+import { type Caller, type MemberAdminService, parseMemberSearch } from '../../../domain/members/member-admin.service.ts';
+import { json, noContent, type Route } from '../../types.ts';
+import type { TeamCall, teamRouteBuilder } from './team-route.ts';
+
+const caller = (call: TeamCall): Caller => ({ ...call.actor, permissions: call.principal.permissions });
+
+/** Members of the team (spec 2.13): team.members.view to read, team.members.manage to change and kick. */
+export function memberRoutes(route: ReturnType<typeof teamRouteBuilder>, members: MemberAdminService): Route[] {
+  return [
+    route('GET', '/members', Permission.membersView, async (call) => {
+      const paging = parsePaging(call.request.headers['pagenumber'], call.request.headers['pagesize']);
+      return json(200, await members.list(call.teamId, paging, parseMemberSearch(call.request.query)));
+    }),
+    route('GET', '/members/:memberId', Permission.membersView, async (call) => json(200, await members.get(call.teamId, call.param('memberId')))),
+    route('PATCH', '/members/:memberId', Permission.membersManage, async (call) =>
+      json(200, await members.update(call.teamId, call.param('memberId'), await call.body(), caller(call)))),
+    route('DELETE', '/members/:memberId', Permission.membersManage, async (call) => {
+      await members.kick(call.teamId, call.param('memberId'), caller(call));
+      return noContent();
+    }),
+    route('POST', '/leave', null, async (call) => {
+      await members.leave(call.teamId, caller(call));
+      return noContent();
+    }),
+    route('GET', '/dashboard', null, async (call) => json(200, await members.dashboard(call.teamId, call.actor))),
+  ];
+}
