@@ -18,6 +18,9 @@ const bAutomation = (await server.media('POST', `/v1/teams/${b.teamId}/automatio
   body: { name: 'b-secret-hook', url: 'http://127.0.0.1:9/b-secret-path', tags: ['b-tag'] },
 })).body;
 
+const bGroup = (await server.admin('POST', `/v1/admin/teams/${b.teamId}/groups`, { name: 'b-secret-group', permissions: ['team.media.view'] })).body;
+const aGroup = (await server.admin('POST', `/v1/admin/teams/${a.teamId}/groups`, { name: 'a-group', permissions: [] })).body;
+
 async function snapshotOfB() {
   const media = await server.media('GET', `/v1/cdn/media/${b.teamId}`, b.key);
   const folders = await server.media('GET', `/v1/cdn/media/${b.teamId}/folders`, b.key);
@@ -27,11 +30,12 @@ async function snapshotOfB() {
   const logs = await server.media('GET', `/v1/teams/${b.teamId}/logs`, b.key);
   const members = await server.media('GET', `/v1/teams/${b.teamId}/members`, b.key);
   const owner = await server.media('GET', `/v1/teams/${b.teamId}/members/${b.ownerId}`, b.key);
-  return JSON.stringify({ members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
+  const groups = await server.media('GET', `/v1/teams/${b.teamId}/groups`, b.key);
+  return JSON.stringify({ groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
-const secrets = ['TeamB', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
+const secrets = ['TeamB', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
 
 interface Case {
   name: string;
@@ -78,15 +82,24 @@ const cases: Case[] = [
     ['GET', AT], ['GET', `${AT}/minimal`], ['GET', `${AT}/join-info`], ['PATCH', AT], ['POST', `${AT}/archive`], ['POST', `${AT}/unarchive`], ['GET', `${AT}/logs`],
     ['GET', `${AT}/members`], ['GET', `${AT}/members/${b.ownerId}`], ['PATCH', `${AT}/members/${b.ownerId}`], ['DELETE', `${AT}/members/${b.ownerId}`],
     ['POST', `${AT}/leave`], ['GET', `${AT}/dashboard`],
+    ['GET', `${AT}/groups`], ['POST', `${AT}/groups`], ['PUT', `${AT}/groups/order`], ['PATCH', `${AT}/groups/${bGroup.id}`], ['DELETE', `${AT}/groups/${bGroup.id}`],
+    ['PUT', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`],
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
   ...[
     ['GET', BT], ['GET', `${BT}/minimal`], ['GET', `${BT}/join-info`], ['PATCH', BT], ['POST', `${BT}/archive`], ['POST', `${BT}/unarchive`], ['GET', `${BT}/logs`],
     ['GET', `${BT}/members`], ['GET', `${BT}/members/${b.ownerId}`], ['PATCH', `${BT}/members/${b.ownerId}`], ['DELETE', `${BT}/members/${b.ownerId}`],
     ['POST', `${BT}/leave`], ['GET', `${BT}/dashboard`],
+    ['GET', `${BT}/groups`], ['POST', `${BT}/groups`], ['PUT', `${BT}/groups/order`], ['PATCH', `${BT}/groups/${bGroup.id}`], ['DELETE', `${BT}/groups/${bGroup.id}`],
+    ['PUT', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`],
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
   // B's members under A's path: not found.
   ...[['GET', `${AT}/members/${b.ownerId}`], ['PATCH', `${AT}/members/${b.ownerId}`], ['DELETE', `${AT}/members/${b.ownerId}`]]
     .map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')} (B's owner)`, method: method!, path: path!, key: a.key, body: { sort: 3 }, status: 404 })),
+  // B's groups (and B's members in A's groups) under A's path: not found.
+  ...[['PATCH', `${AT}/groups/${bGroup.id}`], ['DELETE', `${AT}/groups/${bGroup.id}`], ['PUT', `${AT}/groups/${bGroup.id}/members/${a.ownerId}`],
+    ['DELETE', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`], ['PUT', `${AT}/groups/${aGroup.id}/members/${b.ownerId}`], ['PUT', `${AT}/groups/order`]]
+    .map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')} (B's group or member)`, method: method!, path: path!, key: a.key,
+      body: path!.endsWith('/order') ? { groupIds: [bGroup.id] } : { sort: 1 }, status: 404 })),
   // B's ids in A's log filters find nothing of B's.
   { name: "A's key: A's log filtered by B's owner", method: 'GET', path: `${AT}/logs?targetTeamMemberId=${b.ownerId}`, key: a.key, status: 200 },
 ];

@@ -11,6 +11,11 @@ export const LogAction = {
   memberUpdated: 'MEMBER_UPDATED',
   memberPermissionsUpdated: 'MEMBER_PERMISSIONS_UPDATED',
   groupCreated: 'GROUP_CREATED',
+  groupUpdated: 'GROUP_UPDATED',
+  groupDeleted: 'GROUP_DELETED',
+  groupsUpdated: 'GROUPS_UPDATED',
+  memberGroupRemoved: 'MEMBER_GROUP_REMOVED',
+  memberGroupsChanged: 'MEMBER_GROUPS_CHANGED',
   memberGroupAdded: 'MEMBER_GROUP_ADDED',
   teamUpdated: 'TEAM_UPDATED',
   // Not in spec 2.19's list: automations are this service's addition.

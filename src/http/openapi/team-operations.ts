@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { teamLogFilterSchema } from '../../domain/team-logs/team-log-list.ts';
+import { reorderGroupsSchema, updateGroupSchema } from '../../domain/groups/group-admin.service.ts';
+import { createGroupSchema } from '../../domain/members/member.service.ts';
 import { updateMemberSchema } from '../../domain/members/member-admin.service.ts';
 import { updateTeamSchema } from '../../domain/teams/team-settings.service.ts';
-import { teamSchema } from './schemas.ts';
+import { groupSchema, teamSchema } from './schemas.ts';
 import {
   dashboardInfoSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
 } from './team-schemas.ts';
@@ -15,6 +17,8 @@ const base = '/v1/teams/:teamId';
 const needs = (permission: string | null, more = '') =>
   `${permission ? `Needs \`${permission}\`.` : 'Any full key of the team.'} A key with scope media:upload gets 403.${more ? ` ${more}` : ''}`;
 const JSON_BODY_ERRORS = { 400: 'The body is not valid JSON, or a field is invalid (the Error names it in `value`).', 413: 'The body is larger than MAX_JSON_BODY_BYTES.' };
+
+const GRANT_RULE = 'The caller must hold every permission it gives or takes away, and every permission of a group whose members it changes (403).';
 
 export function teamAdminOperations(paging: z.ZodObject): Record<string, OperationDoc> {
   return {
@@ -106,6 +110,59 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       tag: 'members', access: 'teamApiKey',
       responses: { 200: { description: 'The member and the member count.', schema: dashboardInfoSchema } },
       errors: {},
+    },
+    [`GET ${base}/groups`]: {
+      operationId: 'listTeamGroups', summary: 'The team\'s groups', description: needs('team.members.view', 'By sort, then name.'),
+      tag: 'groups', access: 'teamApiKey',
+      responses: { 200: { description: 'Every group of the team.', schema: z.array(groupSchema).meta({ id: 'GroupList' }) } },
+      errors: {},
+    },
+    [`POST ${base}/groups`]: {
+      operationId: 'createTeamGroup', summary: 'Create a group',
+      description: needs('team.groups.manage', `Logged as GROUP_CREATED. ${GRANT_RULE}`),
+      tag: 'groups', access: 'teamApiKey',
+      body: createGroupSchema,
+      bodyRequired: true,
+      responses: { 201: { description: 'Created.', schema: groupSchema } },
+      errors: { ...JSON_BODY_ERRORS, 402: 'The team has reached maxGroups (error.teamLimits.maxGroups).' },
+    },
+    [`PUT ${base}/groups/order`]: {
+      operationId: 'reorderTeamGroups', summary: 'Reorder groups', description: needs('team.groups.manage', 'Logged as GROUPS_UPDATED.'),
+      tag: 'groups', access: 'teamApiKey',
+      body: reorderGroupsSchema.meta({ id: 'GroupReorderRequest' }),
+      bodyRequired: true,
+      responses: { 200: { description: 'Every group, in the new order.', schema: z.array(groupSchema) } },
+      errors: { ...JSON_BODY_ERRORS, 404: 'An id names no group of the team.' },
+    },
+    [`PATCH ${base}/groups/:groupId`]: {
+      operationId: 'updateTeamGroup', summary: 'Change a group\'s name, colour, permissions or sort',
+      description: needs('team.groups.manage', `Logged as GROUP_UPDATED; a permission change reaches the members' keys at once. ${GRANT_RULE}`),
+      tag: 'groups', access: 'teamApiKey',
+      body: updateGroupSchema.meta({ id: 'GroupUpdateRequest' }),
+      bodyRequired: true,
+      responses: { 200: { description: 'The group as it is now.', schema: groupSchema } },
+      errors: { ...JSON_BODY_ERRORS, 404: 'No such group in the team.' },
+    },
+    [`DELETE ${base}/groups/:groupId`]: {
+      operationId: 'deleteTeamGroup', summary: 'Delete a group',
+      description: needs('team.groups.manage', `Logged as GROUP_DELETED; its members lose its permissions at once. ${GRANT_RULE}`),
+      tag: 'groups', access: 'teamApiKey',
+      responses: { 204: { description: 'Deleted.' } },
+      errors: { 404: 'No such group in the team.' },
+    },
+    [`PUT ${base}/groups/:groupId/members/:memberId`]: {
+      operationId: 'addTeamGroupMember', summary: 'Put a member into a group',
+      description: needs('team.groups.manage', `Logged as MEMBER_GROUP_ADDED; the member's keys gain the group's permissions at once. ${GRANT_RULE}`),
+      tag: 'groups', access: 'teamApiKey',
+      responses: { 204: { description: 'Added.' } },
+      errors: { 404: 'No such group or current member in the team.', 409: 'The member is already in the group.' },
+    },
+    [`DELETE ${base}/groups/:groupId/members/:memberId`]: {
+      operationId: 'removeTeamGroupMember', summary: 'Take a member out of a group',
+      description: needs('team.groups.manage', `Logged as MEMBER_GROUP_REMOVED; the member's keys lose the group's permissions at once. ${GRANT_RULE}`),
+      tag: 'groups', access: 'teamApiKey',
+      responses: { 204: { description: 'Removed.' } },
+      errors: { 404: 'No such group or member, or the member is not in the group.' },
     },
   };
 }

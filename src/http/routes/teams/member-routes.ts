@@ -1,10 +1,8 @@
 import { Permission } from '../../../auth/permissions.ts';
 import { parsePaging } from '../../../domain/media/media.service.ts';
-import { type Caller, type MemberAdminService, parseMemberSearch } from '../../../domain/members/member-admin.service.ts';
+import { type MemberAdminService, parseMemberSearch } from '../../../domain/members/member-admin.service.ts';
 import { json, noContent, type Route } from '../../types.ts';
-import type { TeamCall, teamRouteBuilder } from './team-route.ts';
-
-const caller = (call: TeamCall): Caller => ({ ...call.actor, permissions: call.principal.permissions });
+import { callerOf as caller, type teamRouteBuilder } from './team-route.ts';
 
 /** Members of the team (spec 2.13): team.members.view to read, team.members.manage to change and kick. */
 export function memberRoutes(route: ReturnType<typeof teamRouteBuilder>, members: MemberAdminService): Route[] {

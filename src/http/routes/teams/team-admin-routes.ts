@@ -1,8 +1,10 @@
 import type { Services } from '../../../app.ts';
+import { GroupAdminService } from '../../../domain/groups/group-admin.service.ts';
 import { MemberAdminService } from '../../../domain/members/member-admin.service.ts';
 import { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
 import { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
 import type { Route } from '../../types.ts';
+import { groupRoutes } from './group-routes.ts';
 import { memberRoutes } from './member-routes.ts';
 import { teamLogRoutes } from './team-log-routes.ts';
 import { teamRouteBuilder } from './team-route.ts';
@@ -15,5 +17,6 @@ export function teamAdminRoutes(services: Pick<Services, 'orm' | 'authenticator'
     ...teamSettingsRoutes(route, new TeamSettingsService(services.orm)),
     ...teamLogRoutes(route, new TeamLogList(services.orm)),
     ...memberRoutes(route, new MemberAdminService(services.orm, services.authenticator)),
+    ...groupRoutes(route, new GroupAdminService(services.orm, services.authenticator)),
   ];
 }

@@ -1,6 +1,7 @@
 import type { Services } from '../../../app.ts';
 import type { PermissionName } from '../../../auth/permissions.ts';
 import type { Principal } from '../../../auth/principal.ts';
+import type { Caller } from '../../../domain/members/member-admin.service.ts';
 import type { Actor } from '../../../domain/team-logs/team-log.service.ts';
 import { authorizeMedia } from '../../guards.ts';
 import type { Handler, HttpMethod, HttpRequest, HttpResult, Route } from '../../types.ts';
@@ -41,4 +42,9 @@ export function teamRouteBuilder(deps: TeamRouteDeps, maxJsonBodyBytes: number) 
       return { ...result, headers: { ...result.headers, ...headers } };
     }) satisfies Handler,
   });
+}
+
+/** The caller as services see it: the actor for the log and the key's permissions (what it may grant). */
+export function callerOf(call: TeamCall): Caller {
+  return { ...call.actor, permissions: call.principal.permissions };
 }
