@@ -31,7 +31,8 @@ async function snapshotOfB() {
   const members = await server.media('GET', `/v1/teams/${b.teamId}/members`, b.key);
   const owner = await server.media('GET', `/v1/teams/${b.teamId}/members/${b.ownerId}`, b.key);
   const groups = await server.media('GET', `/v1/teams/${b.teamId}/groups`, b.key);
-  return JSON.stringify({ groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
+  const keys = await server.media('GET', `/v1/teams/${b.teamId}/api-keys`, b.key);
+  return JSON.stringify({ keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
@@ -84,6 +85,7 @@ const cases: Case[] = [
     ['POST', `${AT}/leave`], ['GET', `${AT}/dashboard`],
     ['GET', `${AT}/groups`], ['POST', `${AT}/groups`], ['PUT', `${AT}/groups/order`], ['PATCH', `${AT}/groups/${bGroup.id}`], ['DELETE', `${AT}/groups/${bGroup.id}`],
     ['PUT', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`],
+    ['GET', `${AT}/api-keys`], ['POST', `${AT}/api-keys`], ['POST', `${AT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${AT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
   ...[
     ['GET', BT], ['GET', `${BT}/minimal`], ['GET', `${BT}/join-info`], ['PATCH', BT], ['POST', `${BT}/archive`], ['POST', `${BT}/unarchive`], ['GET', `${BT}/logs`],
@@ -91,6 +93,7 @@ const cases: Case[] = [
     ['POST', `${BT}/leave`], ['GET', `${BT}/dashboard`],
     ['GET', `${BT}/groups`], ['POST', `${BT}/groups`], ['PUT', `${BT}/groups/order`], ['PATCH', `${BT}/groups/${bGroup.id}`], ['DELETE', `${BT}/groups/${bGroup.id}`],
     ['PUT', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`],
+    ['GET', `${BT}/api-keys`], ['POST', `${BT}/api-keys`], ['POST', `${BT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${BT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
   // B's members under A's path: not found.
   ...[['GET', `${AT}/members/${b.ownerId}`], ['PATCH', `${AT}/members/${b.ownerId}`], ['DELETE', `${AT}/members/${b.ownerId}`]]
@@ -100,6 +103,10 @@ const cases: Case[] = [
     ['DELETE', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`], ['PUT', `${AT}/groups/${aGroup.id}/members/${b.ownerId}`], ['PUT', `${AT}/groups/order`]]
     .map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')} (B's group or member)`, method: method!, path: path!, key: a.key,
       body: path!.endsWith('/order') ? { groupIds: [bGroup.id] } : { sort: 1 }, status: 404 })),
+  // B's keys and members under A's path: not found.
+  { name: "A's key: reroll B's key", method: 'POST', path: `${AT}/api-keys/${b.keyId}/reroll`, key: a.key, status: 404 },
+  { name: "A's key: delete B's key", method: 'DELETE', path: `${AT}/api-keys/${b.keyId}`, key: a.key, status: 404 },
+  { name: "A's key: a key for B's owner", method: 'POST', path: `${AT}/api-keys`, key: a.key, body: { teamMemberId: b.ownerId }, status: 404 },
   // B's ids in A's log filters find nothing of B's.
   { name: "A's key: A's log filtered by B's owner", method: 'GET', path: `${AT}/logs?targetTeamMemberId=${b.ownerId}`, key: a.key, status: 200 },
 ];

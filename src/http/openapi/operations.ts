@@ -66,6 +66,7 @@ export const TAGS = {
   logs: 'The team log: every change made to the team.',
   members: 'Members of the team: list, read, change, kick, leave.',
   groups: 'Groups of the team and who is in them.',
+  apiKeys: 'The team\'s API keys.',
   operator: 'Teams, members, groups, keys and limits (operator secret).',
   operatorAutomations: 'The automation routes for the operator, for any team.',
   service: 'Health, metrics and this description.',

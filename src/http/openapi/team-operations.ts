@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { teamLogFilterSchema } from '../../domain/team-logs/team-log-list.ts';
+import { createApiKeySchema } from '../../domain/api-keys/api-key.service.ts';
 import { reorderGroupsSchema, updateGroupSchema } from '../../domain/groups/group-admin.service.ts';
 import { createGroupSchema } from '../../domain/members/member.service.ts';
 import { updateMemberSchema } from '../../domain/members/member-admin.service.ts';
 import { updateTeamSchema } from '../../domain/teams/team-settings.service.ts';
-import { groupSchema, teamSchema } from './schemas.ts';
+import { apiKeySchema, groupSchema, teamSchema } from './schemas.ts';
 import {
   dashboardInfoSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
 } from './team-schemas.ts';
@@ -19,6 +20,9 @@ const needs = (permission: string | null, more = '') =>
 const JSON_BODY_ERRORS = { 400: 'The body is not valid JSON, or a field is invalid (the Error names it in `value`).', 413: 'The body is larger than MAX_JSON_BODY_BYTES.' };
 
 const GRANT_RULE = 'The caller must hold every permission it gives or takes away, and every permission of a group whose members it changes (403).';
+
+const KEY_RULE = 'The caller must hold every permission of the key (its member\'s, with its groups\'; all for a key acting as the owner): 403 otherwise.';
+const apiKeyInfoSchema = apiKeySchema.omit({ key: true }).meta({ id: 'ApiKeyInfo' });
 
 export function teamAdminOperations(paging: z.ZodObject): Record<string, OperationDoc> {
   return {
@@ -163,6 +167,34 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       tag: 'groups', access: 'teamApiKey',
       responses: { 204: { description: 'Removed.' } },
       errors: { 404: 'No such group or member, or the member is not in the group.' },
+    },
+    [`GET ${base}/api-keys`]: {
+      operationId: 'listTeamApiKeys', summary: 'The team\'s API keys', description: needs('team.apiKeys.manage', 'Newest first; never a secret.'),
+      tag: 'apiKeys', access: 'teamApiKey',
+      responses: { 200: { description: 'Every key of the team.', schema: z.array(apiKeyInfoSchema).meta({ id: 'ApiKeyInfoList' }) } },
+      errors: {},
+    },
+    [`POST ${base}/api-keys`]: {
+      operationId: 'createTeamApiKey', summary: 'Create an API key',
+      description: needs('team.apiKeys.manage', `Logged as API_KEY_CREATED. Without teamMemberId the key acts as the owner. ${KEY_RULE}`),
+      tag: 'apiKeys', access: 'teamApiKey',
+      body: createApiKeySchema,
+      responses: { 201: { description: 'Created; key is shown only here.', schema: apiKeySchema } },
+      errors: { ...JSON_BODY_ERRORS, 404: 'teamMemberId names no current member of the team.' },
+    },
+    [`POST ${base}/api-keys/:keyId/reroll`]: {
+      operationId: 'rerollTeamApiKey', summary: 'Give a key a new secret',
+      description: needs('team.apiKeys.manage', `The old secret stops working at once, on every instance. ${KEY_RULE}`),
+      tag: 'apiKeys', access: 'teamApiKey',
+      responses: { 200: { description: 'The key with its new secret.', schema: apiKeySchema } },
+      errors: { 404: 'No such key in the team.' },
+    },
+    [`DELETE ${base}/api-keys/:keyId`]: {
+      operationId: 'deleteTeamApiKey', summary: 'Delete a key',
+      description: needs('team.apiKeys.manage', `Logged as API_KEY_DELETED; the key stops working at once, on every instance. ${KEY_RULE}`),
+      tag: 'apiKeys', access: 'teamApiKey',
+      responses: { 204: { description: 'Deleted.' } },
+      errors: { 404: 'No such key in the team.' },
     },
   };
 }

@@ -1,9 +1,11 @@
 import type { Services } from '../../../app.ts';
+import { ApiKeyAdminService } from '../../../domain/api-keys/api-key-admin.service.ts';
 import { GroupAdminService } from '../../../domain/groups/group-admin.service.ts';
 import { MemberAdminService } from '../../../domain/members/member-admin.service.ts';
 import { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
 import { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
 import type { Route } from '../../types.ts';
+import { apiKeyRoutes } from './api-key-routes.ts';
 import { groupRoutes } from './group-routes.ts';
 import { memberRoutes } from './member-routes.ts';
 import { teamLogRoutes } from './team-log-routes.ts';
@@ -18,5 +20,6 @@ export function teamAdminRoutes(services: Pick<Services, 'orm' | 'authenticator'
     ...teamLogRoutes(route, new TeamLogList(services.orm)),
     ...memberRoutes(route, new MemberAdminService(services.orm, services.authenticator)),
     ...groupRoutes(route, new GroupAdminService(services.orm, services.authenticator)),
+    ...apiKeyRoutes(route, new ApiKeyAdminService(services.orm, services.authenticator)),
   ];
 }
