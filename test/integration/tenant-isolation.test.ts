@@ -21,6 +21,8 @@ const bAutomation = (await server.media('POST', `/v1/teams/${b.teamId}/automatio
 const bGroup = (await server.admin('POST', `/v1/admin/teams/${b.teamId}/groups`, { name: 'b-secret-group', permissions: ['team.media.view'] })).body;
 const aGroup = (await server.admin('POST', `/v1/admin/teams/${a.teamId}/groups`, { name: 'a-group', permissions: [] })).body;
 
+const bNote = (await server.media('POST', `/v1/teams/${b.teamId}/members/${b.ownerId}/notes`, b.key, { body: { note: 'b-secret-note' } })).body;
+
 async function snapshotOfB() {
   const media = await server.media('GET', `/v1/cdn/media/${b.teamId}`, b.key);
   const folders = await server.media('GET', `/v1/cdn/media/${b.teamId}/folders`, b.key);
@@ -32,11 +34,12 @@ async function snapshotOfB() {
   const owner = await server.media('GET', `/v1/teams/${b.teamId}/members/${b.ownerId}`, b.key);
   const groups = await server.media('GET', `/v1/teams/${b.teamId}/groups`, b.key);
   const keys = await server.media('GET', `/v1/teams/${b.teamId}/api-keys`, b.key);
-  return JSON.stringify({ keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
+  const notes = await server.media('GET', `/v1/teams/${b.teamId}/members/${b.ownerId}/notes`, b.key);
+  return JSON.stringify({ notes: notes.body, keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
-const secrets = ['TeamB', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
+const secrets = ['TeamB', 'b-secret-note', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
 
 interface Case {
   name: string;
@@ -85,6 +88,7 @@ const cases: Case[] = [
     ['POST', `${AT}/leave`], ['GET', `${AT}/dashboard`],
     ['GET', `${AT}/groups`], ['POST', `${AT}/groups`], ['PUT', `${AT}/groups/order`], ['PATCH', `${AT}/groups/${bGroup.id}`], ['DELETE', `${AT}/groups/${bGroup.id}`],
     ['PUT', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`],
+    ['GET', `${AT}/members/${b.ownerId}/notes`], ['POST', `${AT}/members/${b.ownerId}/notes`], ['DELETE', `${AT}/members/${b.ownerId}/notes/${bNote.id}`],
     ['GET', `${AT}/api-keys`], ['POST', `${AT}/api-keys`], ['POST', `${AT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${AT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
   ...[
@@ -93,6 +97,7 @@ const cases: Case[] = [
     ['POST', `${BT}/leave`], ['GET', `${BT}/dashboard`],
     ['GET', `${BT}/groups`], ['POST', `${BT}/groups`], ['PUT', `${BT}/groups/order`], ['PATCH', `${BT}/groups/${bGroup.id}`], ['DELETE', `${BT}/groups/${bGroup.id}`],
     ['PUT', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`],
+    ['GET', `${BT}/members/${b.ownerId}/notes`], ['POST', `${BT}/members/${b.ownerId}/notes`], ['DELETE', `${BT}/members/${b.ownerId}/notes/${bNote.id}`],
     ['GET', `${BT}/api-keys`], ['POST', `${BT}/api-keys`], ['POST', `${BT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${BT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
   // B's members under A's path: not found.
@@ -104,6 +109,10 @@ const cases: Case[] = [
     .map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')} (B's group or member)`, method: method!, path: path!, key: a.key,
       body: path!.endsWith('/order') ? { groupIds: [bGroup.id] } : { sort: 1 }, status: 404 })),
   // B's keys and members under A's path: not found.
+  { name: "A's key: notes of B's owner", method: 'GET', path: `${AT}/members/${b.ownerId}/notes`, key: a.key, status: 404 },
+  { name: "A's key: a note on B's owner", method: 'POST', path: `${AT}/members/${b.ownerId}/notes`, key: a.key, body: { note: 'mine' }, status: 404 },
+  { name: "A's key: delete B's note", method: 'DELETE', path: `${AT}/members/${b.ownerId}/notes/${bNote.id}`, key: a.key, status: 404 },
+  { name: "A's key: delete B's note under A's owner", method: 'DELETE', path: `${AT}/members/${a.ownerId}/notes/${bNote.id}`, key: a.key, status: 404 },
   { name: "A's key: reroll B's key", method: 'POST', path: `${AT}/api-keys/${b.keyId}/reroll`, key: a.key, status: 404 },
   { name: "A's key: delete B's key", method: 'DELETE', path: `${AT}/api-keys/${b.keyId}`, key: a.key, status: 404 },
   { name: "A's key: a key for B's owner", method: 'POST', path: `${AT}/api-keys`, key: a.key, body: { teamMemberId: b.ownerId }, status: 404 },

@@ -8,6 +8,7 @@ import { Migration20261121050000TagCounts } from './Migration20261121050000TagCo
 import { Migration20261121060000Automations } from './Migration20261121060000Automations.ts';
 import { Migration20261123020000LimitOverridesObject } from './Migration20261123020000LimitOverridesObject.ts';
 import { Migration20261123050000TeamAdmin } from './Migration20261123050000TeamAdmin.ts';
+import { Migration20261123060000MemberNotes } from './Migration20261123060000MemberNotes.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -20,4 +21,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261121060000Automations', class: Migration20261121060000Automations },
   { name: 'Migration20261123020000LimitOverridesObject', class: Migration20261123020000LimitOverridesObject },
   { name: 'Migration20261123050000TeamAdmin', class: Migration20261123050000TeamAdmin },
+  { name: 'Migration20261123060000MemberNotes', class: Migration20261123060000MemberNotes },
 ];

@@ -9,6 +9,8 @@ export const LogAction = {
   memberLeft: 'MEMBER_LEFT',
   memberKicked: 'MEMBER_KICKED',
   memberUpdated: 'MEMBER_UPDATED',
+  memberNoteCreated: 'MEMBER_NOTE_CREATED',
+  memberNoteDeleted: 'MEMBER_NOTE_DELETED',
   memberPermissionsUpdated: 'MEMBER_PERMISSIONS_UPDATED',
   groupCreated: 'GROUP_CREATED',
   groupUpdated: 'GROUP_UPDATED',

@@ -80,6 +80,7 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   folderId: z.uuid().meta({ description: 'A folder of the team.' }),
   memberId: z.uuid().meta({ description: 'A member of the team.' }),
   groupId: z.uuid().meta({ description: 'A group of the team.' }),
+  noteId: z.uuid().meta({ description: 'A note about the member.' }),
   keyId: z.uuid().meta({ description: 'An API key id.' }),
   automationId: z.uuid().meta({ description: 'An automation of the team.' }),
   deliveryId: z.uuid().meta({ description: 'A delivery of the automation.' }),

@@ -4,10 +4,11 @@ import { createApiKeySchema } from '../../domain/api-keys/api-key.service.ts';
 import { reorderGroupsSchema, updateGroupSchema } from '../../domain/groups/group-admin.service.ts';
 import { createGroupSchema } from '../../domain/members/member.service.ts';
 import { updateMemberSchema } from '../../domain/members/member-admin.service.ts';
+import { createNoteSchema } from '../../domain/members/member-note.service.ts';
 import { updateTeamSchema } from '../../domain/teams/team-settings.service.ts';
 import { apiKeySchema, groupSchema, teamSchema } from './schemas.ts';
 import {
-  dashboardInfoSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
+  dashboardInfoSchema, memberNoteInfoSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
 } from './team-schemas.ts';
 import { MAX_SEARCH_LENGTH } from '../../domain/media/media.service.ts';
 import type { OperationDoc } from './operations.ts';
@@ -108,6 +109,26 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       tag: 'members', access: 'teamApiKey',
       responses: { 204: { description: 'Left.' } },
       errors: {},
+    },
+    [`GET ${base}/members/:memberId/notes`]: {
+      operationId: 'listTeamMemberNotes', summary: 'Notes about a member', description: needs('team.members.view', 'Newest first.'),
+      tag: 'members', access: 'teamApiKey',
+      responses: { 200: { description: 'The notes.', schema: z.array(memberNoteInfoSchema).meta({ id: 'TeamMemberNoteList' }) } },
+      errors: { 404: 'No such member in the team.' },
+    },
+    [`POST ${base}/members/:memberId/notes`]: {
+      operationId: 'createTeamMemberNote', summary: 'Write a note about a member', description: needs('team.members.manage', 'Logged as MEMBER_NOTE_CREATED.'),
+      tag: 'members', access: 'teamApiKey',
+      body: createNoteSchema.meta({ id: 'TeamMemberNoteCreateRequest' }),
+      bodyRequired: true,
+      responses: { 201: { description: 'Created.', schema: memberNoteInfoSchema } },
+      errors: { ...JSON_BODY_ERRORS, 402: 'The member has maxMemberNotes notes (error.teamLimits.maxMemberNotes).', 404: 'No such member in the team.' },
+    },
+    [`DELETE ${base}/members/:memberId/notes/:noteId`]: {
+      operationId: 'deleteTeamMemberNote', summary: 'Delete a note', description: needs('team.members.manage', 'Logged as MEMBER_NOTE_DELETED.'),
+      tag: 'members', access: 'teamApiKey',
+      responses: { 204: { description: 'Deleted.' } },
+      errors: { 404: 'No such member, or no such note about the member.' },
     },
     [`GET ${base}/dashboard`]: {
       operationId: 'getTeamDashboard', summary: 'Dashboard info for the key\'s member', description: needs(null, 'A key linked to no member sees the owner.'),

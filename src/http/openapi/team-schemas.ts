@@ -72,3 +72,10 @@ export const dashboardInfoSchema = z
     meetings: z.array(z.unknown()).meta({ description: 'Upcoming meetings; empty until meetings exist.' }),
   })
   .meta({ id: 'DashboardInfo' });
+
+export const memberNoteInfoSchema = z
+  .object({
+    id, teamId: id, teamMemberId: id, note: z.string().min(1), creatorTeamMemberId: id.nullable(), createdAt: timestamp,
+    creatorTeamMember: memberShortSchema.nullable().meta({ description: 'Who wrote it; null for the operator and keys acting as the owner.' }),
+  })
+  .meta({ id: 'TeamMemberNoteInfo' });

@@ -2,6 +2,7 @@ import type { Services } from '../../../app.ts';
 import { ApiKeyAdminService } from '../../../domain/api-keys/api-key-admin.service.ts';
 import { GroupAdminService } from '../../../domain/groups/group-admin.service.ts';
 import { MemberAdminService } from '../../../domain/members/member-admin.service.ts';
+import { MemberNoteService } from '../../../domain/members/member-note.service.ts';
 import { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
 import { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
 import type { Route } from '../../types.ts';
@@ -18,7 +19,7 @@ export function teamAdminRoutes(services: Pick<Services, 'orm' | 'authenticator'
   return [
     ...teamSettingsRoutes(route, new TeamSettingsService(services.orm)),
     ...teamLogRoutes(route, new TeamLogList(services.orm)),
-    ...memberRoutes(route, new MemberAdminService(services.orm, services.authenticator)),
+    ...memberRoutes(route, new MemberAdminService(services.orm, services.authenticator), new MemberNoteService(services.orm)),
     ...groupRoutes(route, new GroupAdminService(services.orm, services.authenticator)),
     ...apiKeyRoutes(route, new ApiKeyAdminService(services.orm, services.authenticator)),
   ];
