@@ -35,7 +35,8 @@ async function snapshotOfB() {
   const groups = await server.media('GET', `/v1/teams/${b.teamId}/groups`, b.key);
   const keys = await server.media('GET', `/v1/teams/${b.teamId}/api-keys`, b.key);
   const notes = await server.media('GET', `/v1/teams/${b.teamId}/members/${b.ownerId}/notes`, b.key);
-  return JSON.stringify({ notes: notes.body, keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
+  const modules = await server.media('GET', `/v1/teams/${b.teamId}/modules`, b.key);
+  return JSON.stringify({ modules: modules.body, notes: notes.body, keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
@@ -89,6 +90,7 @@ const cases: Case[] = [
     ['GET', `${AT}/groups`], ['POST', `${AT}/groups`], ['PUT', `${AT}/groups/order`], ['PATCH', `${AT}/groups/${bGroup.id}`], ['DELETE', `${AT}/groups/${bGroup.id}`],
     ['PUT', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`],
     ['GET', `${AT}/members/${b.ownerId}/notes`], ['POST', `${AT}/members/${b.ownerId}/notes`], ['DELETE', `${AT}/members/${b.ownerId}/notes/${bNote.id}`],
+    ['GET', `${AT}/modules`], ['PATCH', `${AT}/modules`],
     ['GET', `${AT}/api-keys`], ['POST', `${AT}/api-keys`], ['POST', `${AT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${AT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
   ...[
@@ -98,6 +100,7 @@ const cases: Case[] = [
     ['GET', `${BT}/groups`], ['POST', `${BT}/groups`], ['PUT', `${BT}/groups/order`], ['PATCH', `${BT}/groups/${bGroup.id}`], ['DELETE', `${BT}/groups/${bGroup.id}`],
     ['PUT', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`],
     ['GET', `${BT}/members/${b.ownerId}/notes`], ['POST', `${BT}/members/${b.ownerId}/notes`], ['DELETE', `${BT}/members/${b.ownerId}/notes/${bNote.id}`],
+    ['GET', `${BT}/modules`], ['PATCH', `${BT}/modules`],
     ['GET', `${BT}/api-keys`], ['POST', `${BT}/api-keys`], ['POST', `${BT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${BT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
   // B's members under A's path: not found.

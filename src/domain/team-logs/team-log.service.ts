@@ -20,6 +20,8 @@ export const LogAction = {
   memberGroupsChanged: 'MEMBER_GROUPS_CHANGED',
   memberGroupAdded: 'MEMBER_GROUP_ADDED',
   teamUpdated: 'TEAM_UPDATED',
+  moduleActivated: 'MODULE_ACTIVATED',
+  moduleDeactivated: 'MODULE_DEACTIVATED',
   // Not in spec 2.19's list: automations are this service's addition.
   automationCreated: 'AUTOMATION_CREATED',
   automationUpdated: 'AUTOMATION_UPDATED',

@@ -67,6 +67,7 @@ export const TAGS = {
   members: 'Members of the team: list, read, change, kick, leave.',
   groups: 'Groups of the team and who is in them.',
   apiKeys: 'The team\'s API keys.',
+  modules: 'The team\'s modules.',
   operator: 'Teams, members, groups, keys and limits (operator secret).',
   operatorAutomations: 'The automation routes for the operator, for any team.',
   service: 'Health, metrics and this description.',

@@ -4,11 +4,12 @@ import { createApiKeySchema } from '../../domain/api-keys/api-key.service.ts';
 import { reorderGroupsSchema, updateGroupSchema } from '../../domain/groups/group-admin.service.ts';
 import { createGroupSchema } from '../../domain/members/member.service.ts';
 import { updateMemberSchema } from '../../domain/members/member-admin.service.ts';
+import { bulkModuleUpdateSchema } from '../../domain/modules/team-module.service.ts';
 import { createNoteSchema } from '../../domain/members/member-note.service.ts';
 import { updateTeamSchema } from '../../domain/teams/team-settings.service.ts';
 import { apiKeySchema, groupSchema, teamSchema } from './schemas.ts';
 import {
-  dashboardInfoSchema, memberNoteInfoSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
+  dashboardInfoSchema, memberNoteInfoSchema, teamModuleSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
 } from './team-schemas.ts';
 import { MAX_SEARCH_LENGTH } from '../../domain/media/media.service.ts';
 import type { OperationDoc } from './operations.ts';
@@ -188,6 +189,21 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       tag: 'groups', access: 'teamApiKey',
       responses: { 204: { description: 'Removed.' } },
       errors: { 404: 'No such group or member, or the member is not in the group.' },
+    },
+    [`GET ${base}/modules`]: {
+      operationId: 'listTeamModules', summary: 'The team\'s modules', description: needs(null, 'Modules never switched have no entry.'),
+      tag: 'modules', access: 'teamApiKey',
+      responses: { 200: { description: 'The modules, by moduleId.', schema: z.array(teamModuleSchema).meta({ id: 'TeamModuleList' }) } },
+      errors: {},
+    },
+    [`PATCH ${base}/modules`]: {
+      operationId: 'updateTeamModules', summary: 'Switch modules on or off',
+      description: needs('team.modules.manage', 'Each real change is logged as MODULE_ACTIVATED or MODULE_DEACTIVATED; a module may be named once.'),
+      tag: 'modules', access: 'teamApiKey',
+      body: bulkModuleUpdateSchema.meta({ id: 'BulkModuleUpdateRequest' }),
+      bodyRequired: true,
+      responses: { 200: { description: 'Every module of the team as it is now.', schema: z.array(teamModuleSchema) } },
+      errors: JSON_BODY_ERRORS,
     },
     [`GET ${base}/api-keys`]: {
       operationId: 'listTeamApiKeys', summary: 'The team\'s API keys', description: needs('team.apiKeys.manage', 'Newest first; never a secret.'),

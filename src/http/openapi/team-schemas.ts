@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TEAM_MODULES } from '../../domain/modules/team-module.entity.ts';
 import { LOG_SYSTEMS } from '../../domain/team-logs/team-log-list.ts';
 import { groupSchema, teamMemberSchema } from './schemas.ts';
 
@@ -79,3 +80,7 @@ export const memberNoteInfoSchema = z
     creatorTeamMember: memberShortSchema.nullable().meta({ description: 'Who wrote it; null for the operator and keys acting as the owner.' }),
   })
   .meta({ id: 'TeamMemberNoteInfo' });
+
+export const teamModuleSchema = z
+  .object({ id, teamId: id, moduleId: z.enum(TEAM_MODULES), active: z.boolean(), createdAt: timestamp, updatedAt: timestamp, settings: z.record(z.string(), z.unknown()).nullable() })
+  .meta({ id: 'TeamModule' });

@@ -3,12 +3,14 @@ import { ApiKeyAdminService } from '../../../domain/api-keys/api-key-admin.servi
 import { GroupAdminService } from '../../../domain/groups/group-admin.service.ts';
 import { MemberAdminService } from '../../../domain/members/member-admin.service.ts';
 import { MemberNoteService } from '../../../domain/members/member-note.service.ts';
+import { TeamModuleService } from '../../../domain/modules/team-module.service.ts';
 import { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
 import { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
 import type { Route } from '../../types.ts';
 import { apiKeyRoutes } from './api-key-routes.ts';
 import { groupRoutes } from './group-routes.ts';
 import { memberRoutes } from './member-routes.ts';
+import { moduleRoutes } from './module-routes.ts';
 import { teamLogRoutes } from './team-log-routes.ts';
 import { teamRouteBuilder } from './team-route.ts';
 import { teamSettingsRoutes } from './team-settings-routes.ts';
@@ -21,6 +23,7 @@ export function teamAdminRoutes(services: Pick<Services, 'orm' | 'authenticator'
     ...teamLogRoutes(route, new TeamLogList(services.orm)),
     ...memberRoutes(route, new MemberAdminService(services.orm, services.authenticator), new MemberNoteService(services.orm)),
     ...groupRoutes(route, new GroupAdminService(services.orm, services.authenticator)),
+    ...moduleRoutes(route, new TeamModuleService(services.orm)),
     ...apiKeyRoutes(route, new ApiKeyAdminService(services.orm, services.authenticator)),
   ];
 }
