@@ -90,7 +90,7 @@ const cases: Case[] = [
     ['GET', `${AT}/groups`], ['POST', `${AT}/groups`], ['PUT', `${AT}/groups/order`], ['PATCH', `${AT}/groups/${bGroup.id}`], ['DELETE', `${AT}/groups/${bGroup.id}`],
     ['PUT', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`],
     ['GET', `${AT}/members/${b.ownerId}/notes`], ['POST', `${AT}/members/${b.ownerId}/notes`], ['DELETE', `${AT}/members/${b.ownerId}/notes/${bNote.id}`],
-    ['GET', `${AT}/modules`], ['PATCH', `${AT}/modules`],
+    ['GET', `${AT}/modules`], ['PATCH', `${AT}/modules`], ['GET', `${AT}/plan`],
     ['GET', `${AT}/api-keys`], ['POST', `${AT}/api-keys`], ['POST', `${AT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${AT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
   ...[
@@ -100,7 +100,7 @@ const cases: Case[] = [
     ['GET', `${BT}/groups`], ['POST', `${BT}/groups`], ['PUT', `${BT}/groups/order`], ['PATCH', `${BT}/groups/${bGroup.id}`], ['DELETE', `${BT}/groups/${bGroup.id}`],
     ['PUT', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`],
     ['GET', `${BT}/members/${b.ownerId}/notes`], ['POST', `${BT}/members/${b.ownerId}/notes`], ['DELETE', `${BT}/members/${b.ownerId}/notes/${bNote.id}`],
-    ['GET', `${BT}/modules`], ['PATCH', `${BT}/modules`],
+    ['GET', `${BT}/modules`], ['PATCH', `${BT}/modules`], ['GET', `${BT}/plan`],
     ['GET', `${BT}/api-keys`], ['POST', `${BT}/api-keys`], ['POST', `${BT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${BT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
   // B's members under A's path: not found.

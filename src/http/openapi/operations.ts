@@ -68,6 +68,7 @@ export const TAGS = {
   groups: 'Groups of the team and who is in them.',
   apiKeys: 'The team\'s API keys.',
   modules: 'The team\'s modules.',
+  plans: 'Plans, their limits and prices, and a team\'s plan.',
   operator: 'Teams, members, groups, keys and limits (operator secret).',
   operatorAutomations: 'The automation routes for the operator, for any team.',
   service: 'Health, metrics and this description.',

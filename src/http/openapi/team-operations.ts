@@ -9,7 +9,7 @@ import { createNoteSchema } from '../../domain/members/member-note.service.ts';
 import { updateTeamSchema } from '../../domain/teams/team-settings.service.ts';
 import { apiKeySchema, groupSchema, teamSchema } from './schemas.ts';
 import {
-  dashboardInfoSchema, memberNoteInfoSchema, teamModuleSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
+  dashboardInfoSchema, memberNoteInfoSchema, planSchema, teamModuleSchema, teamPlanSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
 } from './team-schemas.ts';
 import { MAX_SEARCH_LENGTH } from '../../domain/media/media.service.ts';
 import type { OperationDoc } from './operations.ts';
@@ -204,6 +204,18 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       bodyRequired: true,
       responses: { 200: { description: 'Every module of the team as it is now.', schema: z.array(teamModuleSchema) } },
       errors: JSON_BODY_ERRORS,
+    },
+    'GET /v1/plans': {
+      operationId: 'listPlans', summary: 'The public plans', description: 'No key needed. By position; prices in the smallest currency unit.',
+      tag: 'plans', access: 'public',
+      responses: { 200: { description: 'Every public plan with its limits and prices.', schema: z.array(planSchema).meta({ id: 'PlanList' }) } },
+      errors: {},
+    },
+    [`GET ${base}/plan`]: {
+      operationId: 'getTeamPlan', summary: 'The team\'s plan and effective limits', description: needs(null, 'limits: the plan\'s with the team\'s overrides on top; null is unlimited.'),
+      tag: 'plans', access: 'teamApiKey',
+      responses: { 200: { description: 'Plan, overrides and effective limits.', schema: teamPlanSchema } },
+      errors: {},
     },
     [`GET ${base}/api-keys`]: {
       operationId: 'listTeamApiKeys', summary: 'The team\'s API keys', description: needs('team.apiKeys.manage', 'Newest first; never a secret.'),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TEAM_MODULES } from '../../domain/modules/team-module.entity.ts';
 import { LOG_SYSTEMS } from '../../domain/team-logs/team-log-list.ts';
-import { groupSchema, teamMemberSchema } from './schemas.ts';
+import { groupSchema, planLimitsSchema, teamMemberSchema } from './schemas.ts';
 
 /** Response bodies of the team administration routes (spec 2.11, 2.13, 2.19); see ./schemas.ts. */
 
@@ -84,3 +84,20 @@ export const memberNoteInfoSchema = z
 export const teamModuleSchema = z
   .object({ id, teamId: id, moduleId: z.enum(TEAM_MODULES), active: z.boolean(), createdAt: timestamp, updatedAt: timestamp, settings: z.record(z.string(), z.unknown()).nullable() })
   .meta({ id: 'TeamModule' });
+
+export const planSchema = z
+  .object({
+    id, name: z.string(), slug: z.string(), color: z.string(), level: z.number().int(),
+    monthlyPriceIds: z.array(z.string()), yearlyPriceIds: z.array(z.string()), monthlyPrice: z.number().int(), yearlyPrice: z.number().int(),
+    isPublic: z.boolean(), isDefault: z.boolean(), position: z.number().int(),
+    limits: planLimitsSchema, createdAt: timestamp, updatedAt: timestamp,
+  })
+  .meta({ id: 'Plan' });
+
+export const teamPlanSchema = z
+  .object({
+    plan: planSchema.nullable(),
+    overrides: z.record(z.string(), z.unknown()).meta({ description: 'The team\'s own limits, set by the operator, over the plan\'s.' }),
+    limits: planLimitsSchema,
+  })
+  .meta({ id: 'TeamPlan' });

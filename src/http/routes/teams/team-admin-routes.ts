@@ -4,6 +4,7 @@ import { GroupAdminService } from '../../../domain/groups/group-admin.service.ts
 import { MemberAdminService } from '../../../domain/members/member-admin.service.ts';
 import { MemberNoteService } from '../../../domain/members/member-note.service.ts';
 import { TeamModuleService } from '../../../domain/modules/team-module.service.ts';
+import { PlanQueryService } from '../../../domain/plans/plan-query.service.ts';
 import { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
 import { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
 import type { Route } from '../../types.ts';
@@ -11,6 +12,7 @@ import { apiKeyRoutes } from './api-key-routes.ts';
 import { groupRoutes } from './group-routes.ts';
 import { memberRoutes } from './member-routes.ts';
 import { moduleRoutes } from './module-routes.ts';
+import { planRoutes } from './plan-routes.ts';
 import { teamLogRoutes } from './team-log-routes.ts';
 import { teamRouteBuilder } from './team-route.ts';
 import { teamSettingsRoutes } from './team-settings-routes.ts';
@@ -24,6 +26,7 @@ export function teamAdminRoutes(services: Pick<Services, 'orm' | 'authenticator'
     ...memberRoutes(route, new MemberAdminService(services.orm, services.authenticator), new MemberNoteService(services.orm)),
     ...groupRoutes(route, new GroupAdminService(services.orm, services.authenticator)),
     ...moduleRoutes(route, new TeamModuleService(services.orm)),
+    ...planRoutes(route, new PlanQueryService(services.orm)),
     ...apiKeyRoutes(route, new ApiKeyAdminService(services.orm, services.authenticator)),
   ];
 }
