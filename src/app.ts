@@ -268,7 +268,7 @@ export class Application {
         ...mediaEditRoutes(services, this.config, this.logger),
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
         ...automationRoutes(services, this.config),
-        ...teamAdminRoutes(services, this.config),
+        ...teamAdminRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),
         ...automationAdminRoutes({ automations: services.automations, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...openApiRoutes(),
       ];

@@ -8,6 +8,7 @@ import { MediaServedDaily } from './media/media-served-daily.entity.ts';
 import { MediaTagCount } from './media/media-tag-count.entity.ts';
 import { TeamMemberNote } from './members/member-note.entity.ts';
 import { TeamModule } from './modules/team-module.entity.ts';
+import { Invite } from './invites/invite.entity.ts';
 import { TeamMember, TeamMemberGroup } from './members/team-member.entity.ts';
 import { Plan } from './plans/plan.entity.ts';
 import { TeamLog } from './team-logs/team-log.entity.ts';
@@ -19,4 +20,4 @@ import { User } from './users/user.entity.ts';
 
 export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
   UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount, Automation, AutomationDelivery,
-  TeamMemberNote, TeamModule];
+  TeamMemberNote, TeamModule, Invite];

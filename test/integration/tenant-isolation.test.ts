@@ -23,6 +23,8 @@ const aGroup = (await server.admin('POST', `/v1/admin/teams/${a.teamId}/groups`,
 
 const bNote = (await server.media('POST', `/v1/teams/${b.teamId}/members/${b.ownerId}/notes`, b.key, { body: { note: 'b-secret-note' } })).body;
 
+const bInvite = (await server.media('POST', `/v1/teams/${b.teamId}/invites`, b.key, { body: { groupId: bGroup.id } })).body;
+
 async function snapshotOfB() {
   const media = await server.media('GET', `/v1/cdn/media/${b.teamId}`, b.key);
   const folders = await server.media('GET', `/v1/cdn/media/${b.teamId}/folders`, b.key);
@@ -36,7 +38,8 @@ async function snapshotOfB() {
   const keys = await server.media('GET', `/v1/teams/${b.teamId}/api-keys`, b.key);
   const notes = await server.media('GET', `/v1/teams/${b.teamId}/members/${b.ownerId}/notes`, b.key);
   const modules = await server.media('GET', `/v1/teams/${b.teamId}/modules`, b.key);
-  return JSON.stringify({ modules: modules.body, notes: notes.body, keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
+  const invites = await server.media('GET', `/v1/teams/${b.teamId}/invites`, b.key);
+  return JSON.stringify({ invites: invites.body, modules: modules.body, notes: notes.body, keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
@@ -91,6 +94,7 @@ const cases: Case[] = [
     ['PUT', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`],
     ['GET', `${AT}/members/${b.ownerId}/notes`], ['POST', `${AT}/members/${b.ownerId}/notes`], ['DELETE', `${AT}/members/${b.ownerId}/notes/${bNote.id}`],
     ['GET', `${AT}/modules`], ['PATCH', `${AT}/modules`], ['GET', `${AT}/plan`],
+    ['GET', `${AT}/invites`], ['POST', `${AT}/invites`], ['DELETE', `${AT}/invites`], ['DELETE', `${AT}/invites/${bInvite.id}`],
     ['GET', `${AT}/api-keys`], ['POST', `${AT}/api-keys`], ['POST', `${AT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${AT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
   ...[
@@ -101,6 +105,7 @@ const cases: Case[] = [
     ['PUT', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`],
     ['GET', `${BT}/members/${b.ownerId}/notes`], ['POST', `${BT}/members/${b.ownerId}/notes`], ['DELETE', `${BT}/members/${b.ownerId}/notes/${bNote.id}`],
     ['GET', `${BT}/modules`], ['PATCH', `${BT}/modules`], ['GET', `${BT}/plan`],
+    ['GET', `${BT}/invites`], ['POST', `${BT}/invites`], ['DELETE', `${BT}/invites`], ['DELETE', `${BT}/invites/${bInvite.id}`],
     ['GET', `${BT}/api-keys`], ['POST', `${BT}/api-keys`], ['POST', `${BT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${BT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
   // B's members under A's path: not found.
@@ -116,6 +121,8 @@ const cases: Case[] = [
   { name: "A's key: a note on B's owner", method: 'POST', path: `${AT}/members/${b.ownerId}/notes`, key: a.key, body: { note: 'mine' }, status: 404 },
   { name: "A's key: delete B's note", method: 'DELETE', path: `${AT}/members/${b.ownerId}/notes/${bNote.id}`, key: a.key, status: 404 },
   { name: "A's key: delete B's note under A's owner", method: 'DELETE', path: `${AT}/members/${a.ownerId}/notes/${bNote.id}`, key: a.key, status: 404 },
+  { name: "A's key: delete B's invite", method: 'DELETE', path: `${AT}/invites/${bInvite.id}`, key: a.key, status: 404 },
+  { name: "A's key: invite into B's group", method: 'POST', path: `${AT}/invites`, key: a.key, body: { groupId: bGroup.id }, status: 404 },
   { name: "A's key: reroll B's key", method: 'POST', path: `${AT}/api-keys/${b.keyId}/reroll`, key: a.key, status: 404 },
   { name: "A's key: delete B's key", method: 'DELETE', path: `${AT}/api-keys/${b.keyId}`, key: a.key, status: 404 },
   { name: "A's key: a key for B's owner", method: 'POST', path: `${AT}/api-keys`, key: a.key, body: { teamMemberId: b.ownerId }, status: 404 },

@@ -5,11 +5,12 @@ import { reorderGroupsSchema, updateGroupSchema } from '../../domain/groups/grou
 import { createGroupSchema } from '../../domain/members/member.service.ts';
 import { updateMemberSchema } from '../../domain/members/member-admin.service.ts';
 import { bulkModuleUpdateSchema } from '../../domain/modules/team-module.service.ts';
+import { acceptInviteSchema, createInviteSchema } from '../../domain/invites/invite.service.ts';
 import { createNoteSchema } from '../../domain/members/member-note.service.ts';
 import { updateTeamSchema } from '../../domain/teams/team-settings.service.ts';
-import { apiKeySchema, groupSchema, teamSchema } from './schemas.ts';
+import { apiKeySchema, groupSchema, teamMemberSchema, teamSchema } from './schemas.ts';
 import {
-  dashboardInfoSchema, memberNoteInfoSchema, planSchema, teamModuleSchema, teamPlanSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
+  dashboardInfoSchema, inviteSchema, memberNoteInfoSchema, planSchema, teamModuleSchema, teamPlanSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
 } from './team-schemas.ts';
 import { MAX_SEARCH_LENGTH } from '../../domain/media/media.service.ts';
 import type { OperationDoc } from './operations.ts';
@@ -204,6 +205,49 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       bodyRequired: true,
       responses: { 200: { description: 'Every module of the team as it is now.', schema: z.array(teamModuleSchema) } },
       errors: JSON_BODY_ERRORS,
+    },
+    [`GET ${base}/invites`]: {
+      operationId: 'listTeamInvites', summary: 'The team\'s invites', description: needs('team.invites.manage', 'Newest first, used and expired ones too.'),
+      tag: 'invites', access: 'teamApiKey',
+      responses: { 200: { description: 'The invites.', schema: z.array(inviteSchema).meta({ id: 'InviteList' }) } },
+      errors: {},
+    },
+    [`POST ${base}/invites`]: {
+      operationId: 'createTeamInvite', summary: 'Invite into a group',
+      description: needs('team.invites.manage', 'Logged as INVITE_CREATED. The caller must hold every permission of the group (403).'),
+      tag: 'invites', access: 'teamApiKey',
+      body: createInviteSchema.meta({ id: 'InviteCreateRequest' }),
+      bodyRequired: true,
+      responses: { 201: { description: 'Created.', schema: inviteSchema } },
+      errors: { ...JSON_BODY_ERRORS, 402: 'isMultiUse on a plan without multiUseInvites (error.teamLimits.multiUseInvites).', 404: 'No such group in the team.' },
+    },
+    [`DELETE ${base}/invites`]: {
+      operationId: 'clearTeamInvites', summary: 'Delete every invite', description: needs('team.invites.manage', 'Logged as INVITES_CLEAR.'),
+      tag: 'invites', access: 'teamApiKey',
+      responses: { 200: { description: 'How many were deleted.', schema: z.object({ deleted: z.number().int().min(0) }).meta({ id: 'InvitesCleared' }) } },
+      errors: {},
+    },
+    [`DELETE ${base}/invites/:inviteId`]: {
+      operationId: 'deleteTeamInvite', summary: 'Delete an invite', description: needs('team.invites.manage', 'Logged as INVITE_DELETED.'),
+      tag: 'invites', access: 'teamApiKey',
+      responses: { 204: { description: 'Deleted.' } },
+      errors: { 404: 'No such invite in the team.' },
+    },
+    'POST /v1/admin/invites/:inviteId/accept': {
+      operationId: 'acceptInvite', summary: 'Accept an invite for a user',
+      description: 'Until users sign in, the operator accepts on a user\'s behalf. Makes a member in the invite\'s group (its main group), logged as MEMBER_JOINED. ' +
+        'A single-use invite makes one member, even under concurrent accepts.',
+      tag: 'operator', access: 'authSecret',
+      body: acceptInviteSchema.meta({ id: 'InviteAcceptRequest' }),
+      bodyRequired: true,
+      responses: { 201: { description: 'The new member.', schema: teamMemberSchema } },
+      errors: {
+        ...JSON_BODY_ERRORS,
+        402: 'The team has reached maxMembers (error.teamLimits.maxMembers).',
+        403: 'The team has a join requirement (linked accounts do not exist yet, so none can be met).',
+        404: 'No such invite, or it has expired or been used; or no such user.',
+        409: 'The user is (or was) a member of the team, or the name is taken.',
+      },
     },
     'GET /v1/plans': {
       operationId: 'listPlans', summary: 'The public plans', description: 'No key needed. By position; prices in the smallest currency unit.',

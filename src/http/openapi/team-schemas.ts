@@ -101,3 +101,7 @@ export const teamPlanSchema = z
     limits: planLimitsSchema,
   })
   .meta({ id: 'TeamPlan' });
+
+export const inviteSchema = z
+  .object({ id, teamId: id, groupId: id, isUsed: z.boolean(), isMultiUse: z.boolean(), createdAt: timestamp, expireDate: timestamp })
+  .meta({ id: 'Invite' });

@@ -1,6 +1,7 @@
 import type { Services } from '../../../app.ts';
 import { ApiKeyAdminService } from '../../../domain/api-keys/api-key-admin.service.ts';
 import { GroupAdminService } from '../../../domain/groups/group-admin.service.ts';
+import { InviteService } from '../../../domain/invites/invite.service.ts';
 import { MemberAdminService } from '../../../domain/members/member-admin.service.ts';
 import { MemberNoteService } from '../../../domain/members/member-note.service.ts';
 import { TeamModuleService } from '../../../domain/modules/team-module.service.ts';
@@ -10,6 +11,7 @@ import { TeamSettingsService } from '../../../domain/teams/team-settings.service
 import type { Route } from '../../types.ts';
 import { apiKeyRoutes } from './api-key-routes.ts';
 import { groupRoutes } from './group-routes.ts';
+import { inviteAcceptRoute, inviteRoutes } from './invite-routes.ts';
 import { memberRoutes } from './member-routes.ts';
 import { moduleRoutes } from './module-routes.ts';
 import { planRoutes } from './plan-routes.ts';
@@ -18,9 +20,15 @@ import { teamRouteBuilder } from './team-route.ts';
 import { teamSettingsRoutes } from './team-settings-routes.ts';
 
 /** Everything a team needs to run itself with its own key, under /v1/teams/{teamId} (docs/team-admin.md). */
-export function teamAdminRoutes(services: Pick<Services, 'orm' | 'authenticator' | 'rateLimiter'>, config: { maxJsonBodyBytes: number }): Route[] {
+export function teamAdminRoutes(
+  services: Pick<Services, 'orm' | 'authenticator' | 'rateLimiter'>,
+  config: { maxJsonBodyBytes: number; authSecret: string },
+): Route[] {
   const route = teamRouteBuilder(services, config.maxJsonBodyBytes);
+  const invites = new InviteService(services.orm, services.authenticator);
   return [
+    ...inviteRoutes(route, invites),
+    inviteAcceptRoute(invites, config),
     ...teamSettingsRoutes(route, new TeamSettingsService(services.orm)),
     ...teamLogRoutes(route, new TeamLogList(services.orm)),
     ...memberRoutes(route, new MemberAdminService(services.orm, services.authenticator), new MemberNoteService(services.orm)),
