@@ -120,3 +120,34 @@ t.test('permissions: team.members.view to list, team.groups.manage to change; an
   expectError(t, await server.media('POST', `${base}/groups`, uploader.key, { body: { name: 'Nope', permissions: [] } }), 403, 'error.forbidden');
   t.equal(await groupRows(), before);
 });
+
+t.test('PUT /members/{memberId}/groups replaces the set (MEMBER_GROUPS_CHANGED), at once for the keys', async (t) => {
+  const member = await memberWithKey(server, team.teamId, 'setMember', []);
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxGroups: null });
+  const viewers = (await server.media('POST', `${base}/groups`, team.key, { body: { name: 'SetViewers', permissions: ['team.media.view'] } })).body;
+  const plainGroup = (await server.media('POST', `${base}/groups`, team.key, { body: { name: 'SetPlain', permissions: [] } })).body;
+  const path = `${base}/members/${member.memberId}/groups`;
+  expectError(t, await server.media('GET', folders, member.key), 403, 'error.forbidden');
+  const set = await server.media('PUT', path, groupsManager.key, { body: { groupIds: [viewers.id, plainGroup.id] } });
+  t.equal(set.status, 200);
+  t.same(set.body.map((g: any) => g.id).sort(), [viewers.id, plainGroup.id].sort());
+  t.match(await lastLog(), { action: 'MEMBER_GROUPS_CHANGED', team_member_id: groupsManager.memberId, target_team_member_id: member.memberId });
+  t.same((await lastLog()).data.added.sort(), [viewers.id, plainGroup.id].sort());
+  t.equal((await server.media('GET', folders, member.key)).status, 200, 'the group permission reaches the key at once');
+  const logCount = (await teamLogRows(server, team.teamId)).length;
+  t.equal((await server.media('PUT', path, groupsManager.key, { body: { groupIds: [plainGroup.id, viewers.id] } })).status, 200);
+  t.equal((await teamLogRows(server, team.teamId)).length, logCount, 'no change, no log');
+  await server.media('PUT', path, groupsManager.key, { body: { groupIds: [plainGroup.id] } });
+  t.same((await lastLog()).data, { added: [], removed: [viewers.id] });
+  expectError(t, await server.media('GET', folders, member.key), 403, 'error.forbidden');
+
+  const before = await membershipRows();
+  const admins = JSON.parse(await groupRows()).find((g: any) => g.name === 'Admins');
+  expectError(t, await server.media('PUT', path, groupsManager.key, { body: { groupIds: [plainGroup.id, admins.id] } }), 403, 'error.forbidden');
+  expectError(t, await server.media('PUT', path, groupsManager.key, { body: { groupIds: ['x'] } }), 400, 'error.badRequest');
+  expectError(t, await server.media('PUT', path, groupsManager.key, { body: {} }), 400, 'error.missingArgument.groupIds');
+  expectError(t, await server.media('PUT', path, groupsManager.key, { body: { groupIds: ['00000000-0000-4000-8000-000000000000'] } }), 404, 'error.notFound');
+  expectError(t, await server.media('PUT', `${base}/members/00000000-0000-4000-8000-000000000000/groups`, groupsManager.key, { body: { groupIds: [] } }), 404, 'error.notFound');
+  expectError(t, await server.media('PUT', path, target.key, { body: { groupIds: [] } }), 403, 'error.forbidden');
+  t.equal(await membershipRows(), before);
+});

@@ -15,6 +15,10 @@ import { Group } from './group.entity.ts';
 
 export const updateGroupSchema = createGroupSchema.partial();
 
+export const setMemberGroupsSchema = z.strictObject({
+  groupIds: z.array(uuid).max(1000).meta({ description: 'Every group the member is to be in; the others are left.' }),
+});
+
 export const reorderGroupsSchema = z.strictObject({
   groupIds: z.array(uuid).min(1).max(1000).meta({ description: 'Groups of the team in their new order; each gets its index as sort. Groups not named keep theirs.' }),
 });
@@ -141,6 +145,44 @@ export class GroupAdminService {
       if (member.mainGroup?.id === group.id) member.mainGroup = null;
       recordTeamLog(em, { teamId, action: LogAction.memberGroupRemoved, teamMemberId: caller.teamMemberId, targetTeamMemberId: member.id, targetIdentifier: group.id });
     });
+  }
+
+  /**
+   * Replaces the set of groups a member is in (MEMBER_GROUPS_CHANGED with `{added, removed}`); the caller must hold the
+   * permissions of every group added or removed. A main group the member leaves is cleared.
+   */
+  async setMemberGroups(teamId: string, memberId: string, input: unknown, caller: Caller) {
+    const wanted = new Set(parseInput(setMemberGroupsSchema, input).groupIds);
+    const result = await this.orm.em.fork().transactional(async (em) => {
+      const member = isUuid(memberId)
+        ? await em.findOne(TeamMember, { id: memberId, team: teamId, leftTeamAt: null }, { lockMode: LockMode.PESSIMISTIC_WRITE })
+        : null;
+      if (!member) throw notFound('team member', memberId);
+      const groups = wanted.size ? await em.find(Group, { id: { $in: [...wanted] }, team: teamId }) : [];
+      if (groups.length !== wanted.size) throw notFound('group', [...wanted].find((id) => !groups.some((group) => group.id === id)));
+      const memberships = await em.find(TeamMemberGroup, { member }, { populate: ['group'] });
+      const current = new Set(memberships.map((membership) => membership.group.id));
+      const added = groups.filter((group) => !current.has(group.id));
+      const removed = memberships.filter((membership) => !wanted.has(membership.group.id));
+      for (const group of [...added, ...removed.map((membership) => membership.group)]) {
+        assertCallerHolds(caller, group.permissions, 'move members in or out of a group with that permission');
+      }
+      if (added.length + removed.length > 0) {
+        for (const group of added) em.create(TeamMemberGroup, { member, group });
+        for (const membership of removed) em.remove(membership);
+        if (member.mainGroup && !wanted.has(member.mainGroup.id)) member.mainGroup = null;
+        recordTeamLog(em, {
+          teamId, action: LogAction.memberGroupsChanged, teamMemberId: caller.teamMemberId, targetTeamMemberId: member.id,
+          data: { added: added.map((group) => group.id), removed: removed.map((membership) => membership.group.id) },
+        });
+        await em.flush();
+        await announceAuthChange(em, teamId);
+      }
+      const now = await em.find(Group, { id: { $in: [...wanted] } }, { orderBy: [{ sort: 'asc' }, { name: 'asc' }, { id: 'asc' }] });
+      return now.map(groupView);
+    });
+    this.authCache.invalidateTeam(teamId);
+    return result;
   }
 
   private async changeMembership(

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { teamLogFilterSchema } from '../../domain/team-logs/team-log-list.ts';
 import { createApiKeySchema } from '../../domain/api-keys/api-key.service.ts';
-import { reorderGroupsSchema, updateGroupSchema } from '../../domain/groups/group-admin.service.ts';
+import { reorderGroupsSchema, setMemberGroupsSchema, updateGroupSchema } from '../../domain/groups/group-admin.service.ts';
 import { createGroupSchema } from '../../domain/members/member.service.ts';
 import { updateMemberSchema } from '../../domain/members/member-admin.service.ts';
 import { bulkModuleUpdateSchema } from '../../domain/modules/team-module.service.ts';
@@ -183,6 +183,15 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       tag: 'groups', access: 'teamApiKey',
       responses: { 204: { description: 'Added.' } },
       errors: { 404: 'No such group or current member in the team.', 409: 'The member is already in the group.' },
+    },
+    [`PUT ${base}/members/:memberId/groups`]: {
+      operationId: 'setTeamMemberGroups', summary: 'Set every group a member is in',
+      description: needs('team.groups.manage', `Logged as MEMBER_GROUPS_CHANGED \`{added, removed}\` (nothing when nothing changes); the member's keys change at once. A main group the member leaves is cleared. ${GRANT_RULE}`),
+      tag: 'groups', access: 'teamApiKey',
+      body: setMemberGroupsSchema.meta({ id: 'MemberGroupsRequest' }),
+      bodyRequired: true,
+      responses: { 200: { description: 'The member\'s groups now.', schema: z.array(groupSchema) } },
+      errors: { ...JSON_BODY_ERRORS, 404: 'No such current member, or an id names no group of the team.' },
     },
     [`DELETE ${base}/groups/:groupId/members/:memberId`]: {
       operationId: 'removeTeamGroupMember', summary: 'Take a member out of a group',

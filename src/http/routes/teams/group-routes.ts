@@ -19,6 +19,8 @@ export function groupRoutes(route: ReturnType<typeof teamRouteBuilder>, groups: 
       await groups.addMember(call.teamId, call.param('groupId'), call.param('memberId'), callerOf(call));
       return noContent();
     }),
+    route('PUT', '/members/:memberId/groups', Permission.groupsManage, async (call) =>
+      json(200, await groups.setMemberGroups(call.teamId, call.param('memberId'), await call.body(), callerOf(call)))),
     route('DELETE', '/groups/:groupId/members/:memberId', Permission.groupsManage, async (call) => {
       await groups.removeMember(call.teamId, call.param('groupId'), call.param('memberId'), callerOf(call));
       return noContent();
