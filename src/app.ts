@@ -54,6 +54,7 @@ import { AutomationDispatcher } from './automations/dispatcher.ts';
 import { AUTOMATION_EVENTS_CHANNEL } from './domain/automations/automation-channel.ts';
 import { AutomationService } from './domain/automations/automation.service.ts';
 import { automationRoutes } from './http/routes/automations/automation-routes.ts';
+import { teamAdminRoutes } from './http/routes/teams/team-admin-routes.ts';
 import { automationAdminRoutes } from './http/routes/admin/automation-admin-routes.ts';
 import { openApiRoutes } from './http/openapi/openapi-routes.ts';
 
@@ -335,6 +336,7 @@ export class Application {
         ...mediaEditRoutes(services, this.config, this.logger),
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
         ...automationRoutes(services, this.config),
+        ...teamAdminRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),
         ...automationAdminRoutes({
           automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),

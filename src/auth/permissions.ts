@@ -1,4 +1,9 @@
-/** Media permissions of the operator contract, as the spec assigns them to routes; then the service's own. */
+/**
+ * Permissions a member holds (directly and through its groups) and the routes
+ * check. The media ones are the operator contract's, as the spec assigns them
+ * to routes; the rest are the service's own (docs/team-admin.md lists them
+ * with their routes). A team's owner holds all of them.
+ */
 export const Permission = {
   mediaView: 'team.media.view',
   mediaUpload: 'team.media.upload',
@@ -6,6 +11,19 @@ export const Permission = {
   mediaDelete: 'team.media.delete',
   /** Automations (webhook targets) and their deliveries: list, create, change, delete, retry. */
   automationsManage: 'team.automations.manage',
+  /** List and read members and groups. */
+  membersView: 'team.members.view',
+  /** Change, kick members; write and delete member notes. */
+  membersManage: 'team.members.manage',
+  /** Create, change, reorder and delete groups; put members in and out of them. */
+  groupsManage: 'team.groups.manage',
+  invitesManage: 'team.invites.manage',
+  /** List, create, reroll and delete the team's API keys. */
+  apiKeysManage: 'team.apiKeys.manage',
+  logsView: 'team.logs.view',
+  /** Change, archive and unarchive the team. */
+  settingsManage: 'team.settings.manage',
+  modulesManage: 'team.modules.manage',
 } as const;
 
 export type PermissionName = (typeof Permission)[keyof typeof Permission];

@@ -6,6 +6,9 @@ import { Group } from './groups/group.entity.ts';
 import { MediaFile } from './media/media-file.entity.ts';
 import { MediaServedDaily } from './media/media-served-daily.entity.ts';
 import { MediaTagCount } from './media/media-tag-count.entity.ts';
+import { TeamMemberNote } from './members/member-note.entity.ts';
+import { TeamModule } from './modules/team-module.entity.ts';
+import { Invite } from './invites/invite.entity.ts';
 import { TeamMember, TeamMemberGroup } from './members/team-member.entity.ts';
 import { Plan } from './plans/plan.entity.ts';
 import { TeamLog } from './team-logs/team-log.entity.ts';
@@ -16,4 +19,5 @@ import { UploadReservation } from './uploads/upload-reservation.entity.ts';
 import { User } from './users/user.entity.ts';
 
 export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
-  UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount, Automation, AutomationDelivery];
+  UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount, Automation, AutomationDelivery,
+  TeamMemberNote, TeamModule, Invite];

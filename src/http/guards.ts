@@ -22,7 +22,8 @@ export async function requireOperator(request: HttpRequest, authSecret: string, 
 }
 
 export interface MediaAccess {
-  permission: PermissionName;
+  /** The member permission the route needs; without one, any full key of the team may call it. */
+  permission?: PermissionName;
   /** The scope that lets a narrowed key reach this route; routes without one need a full key. */
   scope?: ScopeName;
 }
@@ -53,7 +54,7 @@ function checkMediaAccess(request: HttpRequest, principal: Principal, access: Me
   if (principal.scopes.length > 0 && !(access.scope && principal.scopes.includes(access.scope))) {
     throw forbidden('The API key lacks the scope for this route', access.scope);
   }
-  if (!principal.permissions.has(access.permission)) {
+  if (access.permission && !principal.permissions.has(access.permission)) {
     throw forbidden(`Missing permission ${access.permission}`, access.permission);
   }
   return principal;

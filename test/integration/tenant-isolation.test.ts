@@ -18,16 +18,32 @@ const bAutomation = (await server.media('POST', `/v1/teams/${b.teamId}/automatio
   body: { name: 'b-secret-hook', url: 'http://127.0.0.1:9/b-secret-path', tags: ['b-tag'] },
 })).body;
 
+const bGroup = (await server.admin('POST', `/v1/admin/teams/${b.teamId}/groups`, { name: 'b-secret-group', permissions: ['team.media.view'] })).body;
+const aGroup = (await server.admin('POST', `/v1/admin/teams/${a.teamId}/groups`, { name: 'a-group', permissions: [] })).body;
+
+const bNote = (await server.media('POST', `/v1/teams/${b.teamId}/members/${b.ownerId}/notes`, b.key, { body: { note: 'b-secret-note' } })).body;
+
+const bInvite = (await server.media('POST', `/v1/teams/${b.teamId}/invites`, b.key, { body: { groupId: bGroup.id } })).body;
+
 async function snapshotOfB() {
   const media = await server.media('GET', `/v1/cdn/media/${b.teamId}`, b.key);
   const folders = await server.media('GET', `/v1/cdn/media/${b.teamId}/folders`, b.key);
   const automations = await server.media('GET', `/v1/teams/${b.teamId}/automations`, b.key);
   const deliveries = await server.media('GET', `/v1/teams/${b.teamId}/automations/${bAutomation.id}/deliveries`, b.key);
-  return JSON.stringify({ media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body });
+  const team = await server.media('GET', `/v1/teams/${b.teamId}`, b.key);
+  const logs = await server.media('GET', `/v1/teams/${b.teamId}/logs`, b.key);
+  const members = await server.media('GET', `/v1/teams/${b.teamId}/members`, b.key);
+  const owner = await server.media('GET', `/v1/teams/${b.teamId}/members/${b.ownerId}`, b.key);
+  const groups = await server.media('GET', `/v1/teams/${b.teamId}/groups`, b.key);
+  const keys = await server.media('GET', `/v1/teams/${b.teamId}/api-keys`, b.key);
+  const notes = await server.media('GET', `/v1/teams/${b.teamId}/members/${b.ownerId}/notes`, b.key);
+  const modules = await server.media('GET', `/v1/teams/${b.teamId}/modules`, b.key);
+  const invites = await server.media('GET', `/v1/teams/${b.teamId}/invites`, b.key);
+  return JSON.stringify({ invites: invites.body, modules: modules.body, notes: notes.body, keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
-const secrets = ['b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
+const secrets = ['TeamB', 'b-secret-note', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
 
 interface Case {
   name: string;
@@ -41,6 +57,8 @@ interface Case {
 const A = `/v1/cdn/media/${a.teamId}`;
 const AA = `/v1/teams/${a.teamId}/automations`;
 const BA = `/v1/teams/${b.teamId}/automations/${bAutomation.id}`;
+const AT = `/v1/teams/${a.teamId}`;
+const BT = `/v1/teams/${b.teamId}`;
 const cases: Case[] = [
   // Team B's key on team A's routes: 401, as if the key did not exist.
   ...[
@@ -67,6 +85,53 @@ const cases: Case[] = [
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: a.key, body: { name: 'mine', enabled: false }, status: 404 })),
   ...[['GET', BA], ['PATCH', BA], ['DELETE', BA], ['POST', `${BA}/rotate-secret`], ['GET', `${BA}/deliveries`]]
     .map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
+  // Team administration routes: another team's key is not a key of this team (401), either way round.
+  ...[
+    ['GET', AT], ['GET', `${AT}/minimal`], ['GET', `${AT}/join-info`], ['PATCH', AT], ['POST', `${AT}/archive`], ['POST', `${AT}/unarchive`], ['GET', `${AT}/logs`],
+    ['GET', `${AT}/members`], ['GET', `${AT}/members/${b.ownerId}`], ['PATCH', `${AT}/members/${b.ownerId}`], ['DELETE', `${AT}/members/${b.ownerId}`],
+    ['POST', `${AT}/leave`], ['GET', `${AT}/dashboard`],
+    ['GET', `${AT}/groups`], ['POST', `${AT}/groups`], ['PUT', `${AT}/groups/order`], ['PATCH', `${AT}/groups/${bGroup.id}`], ['DELETE', `${AT}/groups/${bGroup.id}`],
+    ['PUT', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`],
+    ['PUT', `${AT}/members/${b.ownerId}/groups`],
+    ['GET', `${AT}/members/${b.ownerId}/notes`], ['POST', `${AT}/members/${b.ownerId}/notes`], ['DELETE', `${AT}/members/${b.ownerId}/notes/${bNote.id}`],
+    ['GET', `${AT}/modules`], ['PATCH', `${AT}/modules`], ['GET', `${AT}/plan`],
+    ['GET', `${AT}/invites`], ['POST', `${AT}/invites`], ['DELETE', `${AT}/invites`], ['DELETE', `${AT}/invites/${bInvite.id}`],
+    ['GET', `${AT}/api-keys`], ['POST', `${AT}/api-keys`], ['POST', `${AT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${AT}/api-keys/${b.keyId}`],
+  ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
+  ...[
+    ['GET', BT], ['GET', `${BT}/minimal`], ['GET', `${BT}/join-info`], ['PATCH', BT], ['POST', `${BT}/archive`], ['POST', `${BT}/unarchive`], ['GET', `${BT}/logs`],
+    ['GET', `${BT}/members`], ['GET', `${BT}/members/${b.ownerId}`], ['PATCH', `${BT}/members/${b.ownerId}`], ['DELETE', `${BT}/members/${b.ownerId}`],
+    ['POST', `${BT}/leave`], ['GET', `${BT}/dashboard`],
+    ['GET', `${BT}/groups`], ['POST', `${BT}/groups`], ['PUT', `${BT}/groups/order`], ['PATCH', `${BT}/groups/${bGroup.id}`], ['DELETE', `${BT}/groups/${bGroup.id}`],
+    ['PUT', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`],
+    ['PUT', `${BT}/members/${b.ownerId}/groups`],
+    ['GET', `${BT}/members/${b.ownerId}/notes`], ['POST', `${BT}/members/${b.ownerId}/notes`], ['DELETE', `${BT}/members/${b.ownerId}/notes/${bNote.id}`],
+    ['GET', `${BT}/modules`], ['PATCH', `${BT}/modules`], ['GET', `${BT}/plan`],
+    ['GET', `${BT}/invites`], ['POST', `${BT}/invites`], ['DELETE', `${BT}/invites`], ['DELETE', `${BT}/invites/${bInvite.id}`],
+    ['GET', `${BT}/api-keys`], ['POST', `${BT}/api-keys`], ['POST', `${BT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${BT}/api-keys/${b.keyId}`],
+  ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
+  // B's members under A's path: not found.
+  ...[['GET', `${AT}/members/${b.ownerId}`], ['PATCH', `${AT}/members/${b.ownerId}`], ['DELETE', `${AT}/members/${b.ownerId}`]]
+    .map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')} (B's owner)`, method: method!, path: path!, key: a.key, body: { sort: 3 }, status: 404 })),
+  // B's groups (and B's members in A's groups) under A's path: not found.
+  ...[['PATCH', `${AT}/groups/${bGroup.id}`], ['DELETE', `${AT}/groups/${bGroup.id}`], ['PUT', `${AT}/groups/${bGroup.id}/members/${a.ownerId}`],
+    ['DELETE', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`], ['PUT', `${AT}/groups/${aGroup.id}/members/${b.ownerId}`], ['PUT', `${AT}/groups/order`]]
+    .map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')} (B's group or member)`, method: method!, path: path!, key: a.key,
+      body: path!.endsWith('/order') ? { groupIds: [bGroup.id] } : { sort: 1 }, status: 404 })),
+  // B's keys and members under A's path: not found.
+  { name: "A's key: notes of B's owner", method: 'GET', path: `${AT}/members/${b.ownerId}/notes`, key: a.key, status: 404 },
+  { name: "A's key: a note on B's owner", method: 'POST', path: `${AT}/members/${b.ownerId}/notes`, key: a.key, body: { note: 'mine' }, status: 404 },
+  { name: "A's key: delete B's note", method: 'DELETE', path: `${AT}/members/${b.ownerId}/notes/${bNote.id}`, key: a.key, status: 404 },
+  { name: "A's key: delete B's note under A's owner", method: 'DELETE', path: `${AT}/members/${a.ownerId}/notes/${bNote.id}`, key: a.key, status: 404 },
+  { name: "A's key: B's owner into groups", method: 'PUT', path: `${AT}/members/${b.ownerId}/groups`, key: a.key, body: { groupIds: [aGroup.id] }, status: 404 },
+  { name: "A's key: A's owner into B's group", method: 'PUT', path: `${AT}/members/${a.ownerId}/groups`, key: a.key, body: { groupIds: [bGroup.id] }, status: 404 },
+  { name: "A's key: delete B's invite", method: 'DELETE', path: `${AT}/invites/${bInvite.id}`, key: a.key, status: 404 },
+  { name: "A's key: invite into B's group", method: 'POST', path: `${AT}/invites`, key: a.key, body: { groupId: bGroup.id }, status: 404 },
+  { name: "A's key: reroll B's key", method: 'POST', path: `${AT}/api-keys/${b.keyId}/reroll`, key: a.key, status: 404 },
+  { name: "A's key: delete B's key", method: 'DELETE', path: `${AT}/api-keys/${b.keyId}`, key: a.key, status: 404 },
+  { name: "A's key: a key for B's owner", method: 'POST', path: `${AT}/api-keys`, key: a.key, body: { teamMemberId: b.ownerId }, status: 404 },
+  // B's ids in A's log filters find nothing of B's.
+  { name: "A's key: A's log filtered by B's owner", method: 'GET', path: `${AT}/logs?targetTeamMemberId=${b.ownerId}`, key: a.key, status: 200 },
 ];
 
 for (const testCase of cases) {
@@ -75,7 +140,8 @@ for (const testCase of cases) {
     const body = testCase.method === 'GET' ? undefined : testCase.body;
     const response = await server.media(testCase.method, testCase.path, testCase.key, body === undefined ? {} : { body });
     t.equal(response.status, testCase.status);
-    t.match(response.body, { name: String, status: testCase.status, messageKey: String }, 'the spec error body');
+    if (testCase.status === 200) t.same(response.body, { data: [], count: 0 }, 'nothing of B');
+    else t.match(response.body, { name: String, status: testCase.status, messageKey: String }, 'the spec error body');
     const text = JSON.stringify(response.body);
     for (const secret of secrets) t.notOk(text.includes(secret), `no trace of ${secret}`);
     t.same(JSON.parse(await snapshotOfB()), JSON.parse(before), "team B's data is unchanged");

@@ -9,6 +9,10 @@ import { Migration20261121060000Automations } from './Migration20261121060000Aut
 import { Migration20261123020000LimitOverridesObject } from './Migration20261123020000LimitOverridesObject.ts';
 import { Migration20261123030000InstanceReservations } from './Migration20261123030000InstanceReservations.ts';
 import { Migration20261123040000GroupCommit } from './Migration20261123040000GroupCommit.ts';
+import { Migration20261123050000TeamAdmin } from './Migration20261123050000TeamAdmin.ts';
+import { Migration20261123060000MemberNotes } from './Migration20261123060000MemberNotes.ts';
+import { Migration20261123070000TeamModules } from './Migration20261123070000TeamModules.ts';
+import { Migration20261123080000Invites } from './Migration20261123080000Invites.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -22,4 +26,8 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261123020000LimitOverridesObject', class: Migration20261123020000LimitOverridesObject },
   { name: 'Migration20261123030000InstanceReservations', class: Migration20261123030000InstanceReservations },
   { name: 'Migration20261123040000GroupCommit', class: Migration20261123040000GroupCommit },
+  { name: 'Migration20261123050000TeamAdmin', class: Migration20261123050000TeamAdmin },
+  { name: 'Migration20261123060000MemberNotes', class: Migration20261123060000MemberNotes },
+  { name: 'Migration20261123070000TeamModules', class: Migration20261123070000TeamModules },
+  { name: 'Migration20261123080000Invites', class: Migration20261123080000Invites },
 ];

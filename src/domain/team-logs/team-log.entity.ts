@@ -5,7 +5,12 @@ import { Team } from '../teams/team.entity.ts';
 
 export const TeamLogSchema = defineEntity({
   name: 'TeamLog',
-  indexes: [{ name: 'team_log_team_created_idx', properties: ['team', 'createdAt'] }],
+  indexes: [
+    { name: 'team_log_team_created_idx', properties: ['team', 'createdAt'] },
+    { name: 'team_log_team_action_created_idx', properties: ['team', 'action', 'createdAt'] },
+    { name: 'team_log_team_member_created_idx', properties: ['team', 'teamMember', 'createdAt'] },
+    { name: 'team_log_team_target_created_idx', properties: ['team', 'targetTeamMember', 'createdAt'] },
+  ],
   properties: {
     id: p.uuid().primary().onCreate(() => randomUUID()),
     system: p.string().length(16).default('APP').check("system in ('APP', 'GAMEPANEL')"),

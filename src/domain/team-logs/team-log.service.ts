@@ -6,9 +6,25 @@ export const LogAction = {
   apiKeyCreated: 'API_KEY_CREATED',
   apiKeyDeleted: 'API_KEY_DELETED',
   memberJoined: 'MEMBER_JOINED',
+  memberLeft: 'MEMBER_LEFT',
+  memberKicked: 'MEMBER_KICKED',
+  memberUpdated: 'MEMBER_UPDATED',
+  memberNoteCreated: 'MEMBER_NOTE_CREATED',
+  memberNoteDeleted: 'MEMBER_NOTE_DELETED',
+  memberPermissionsUpdated: 'MEMBER_PERMISSIONS_UPDATED',
   groupCreated: 'GROUP_CREATED',
+  inviteCreated: 'INVITE_CREATED',
+  inviteDeleted: 'INVITE_DELETED',
+  invitesClear: 'INVITES_CLEAR',
+  groupUpdated: 'GROUP_UPDATED',
+  groupDeleted: 'GROUP_DELETED',
+  groupsUpdated: 'GROUPS_UPDATED',
+  memberGroupRemoved: 'MEMBER_GROUP_REMOVED',
+  memberGroupsChanged: 'MEMBER_GROUPS_CHANGED',
   memberGroupAdded: 'MEMBER_GROUP_ADDED',
   teamUpdated: 'TEAM_UPDATED',
+  moduleActivated: 'MODULE_ACTIVATED',
+  moduleDeactivated: 'MODULE_DEACTIVATED',
   // Not in spec 2.19's list: automations are this service's addition.
   automationCreated: 'AUTOMATION_CREATED',
   automationUpdated: 'AUTOMATION_UPDATED',
@@ -16,6 +32,11 @@ export const LogAction = {
 } as const;
 
 export type LogActionName = (typeof LogAction)[keyof typeof LogAction];
+
+/** Who made a change: the key's member, or null for the operator and owner-acting keys. */
+export interface Actor {
+  teamMemberId: string | null;
+}
 
 export interface LogEntry {
   teamId: string;

@@ -3,6 +3,10 @@ import { BaseSchema } from '../base.entity.ts';
 import { Plan } from '../plans/plan.entity.ts';
 import type { PlanLimits } from '../plans/plan-limits.ts';
 
+export const JOIN_REQUIREMENTS = ['discord', 'google', 'minecraft', 'hytale'] as const;
+export type JoinRequirements = Record<(typeof JOIN_REQUIREMENTS)[number], boolean>;
+export const noJoinRequirements: JoinRequirements = { discord: false, google: false, minecraft: false, hytale: false };
+
 export const TeamSchema = defineEntity({
   name: 'Team',
   extends: BaseSchema,
@@ -25,6 +29,12 @@ export const TeamSchema = defineEntity({
       .defaultRaw(`'{}'`)
       .onCreate(() => ({}))
       .check(`jsonb_typeof(limit_overrides) = 'object'`),
+    /** What a user must have linked to join (spec 2.11 team join info). */
+    joinRequirements: p
+      .json<JoinRequirements>()
+      .defaultRaw(`'{"discord":false,"google":false,"minecraft":false,"hytale":false}'`)
+      .onCreate(() => ({ ...noJoinRequirements }))
+      .check(`jsonb_typeof(join_requirements) = 'object'`),
     /** Bytes counted against maxTeamStorage: media, team files, to-do files and backups. */
     usedStorage: p.bigint('number').default(0).check('used_storage >= 0'),
     /** Bytes held by uploads in progress; counted by the quota check, not reported as used. */

@@ -15,6 +15,7 @@ import {
   deliverySchema, folderDeletionSchema, folderListSchema, folderSchema, groupSchema, healthSchema, mediaDeletionSchema, mediaLinkSchema,
   mediaListSchema, mediaFileSchema, planLimitsSchema, retriedSchema, tagListSchema, teamMemberSchema, uploadedMediaFileSchema, usageSchema,
 } from './schemas.ts';
+import { teamAdminOperations } from './team-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -61,6 +62,14 @@ export const TAGS = {
   library: 'Tags in use and usage.',
   files: 'The files themselves, for browsers and CDNs.',
   automations: 'Webhook and Discord targets for team events, with their deliveries.',
+  team: 'The team itself: read, change, archive.',
+  logs: 'The team log: every change made to the team.',
+  members: 'Members of the team: list, read, change, kick, leave.',
+  groups: 'Groups of the team and who is in them.',
+  apiKeys: 'The team\'s API keys.',
+  modules: 'The team\'s modules.',
+  invites: 'Invites into the team\'s groups.',
+  plans: 'Plans, their limits and prices, and a team\'s plan.',
   operator: 'Teams, members, groups, keys and limits (operator secret).',
   operatorAutomations: 'The automation routes for the operator, for any team.',
   service: 'Health, metrics and this description.',
@@ -73,6 +82,9 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   mediaId: z.uuid().meta({ description: 'A media file of the team.' }),
   folderId: z.uuid().meta({ description: 'A folder of the team.' }),
   memberId: z.uuid().meta({ description: 'A member of the team.' }),
+  groupId: z.uuid().meta({ description: 'A group of the team.' }),
+  noteId: z.uuid().meta({ description: 'A note about the member.' }),
+  inviteId: z.uuid().meta({ description: 'An invite.' }),
   keyId: z.uuid().meta({ description: 'An API key id.' }),
   automationId: z.uuid().meta({ description: 'An automation of the team.' }),
   deliveryId: z.uuid().meta({ description: 'A delivery of the automation.' }),
@@ -553,6 +565,7 @@ export const operations: Record<string, OperationDoc> = {
   ...mediaOperations,
   ...fileOperations,
   ...automationOperations('/v1/teams/:teamId/automations', 'team'),
+  ...teamAdminOperations(paging),
   ...operatorOperations,
   ...automationOperations('/v1/admin/teams/:teamId/automations', 'operator'),
   ...serviceOperations,

@@ -1,0 +1,142 @@
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { announceAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
+import { badRequest, conflict, forbidden, notFound, teamLimit } from '../../errors/errors.ts';
+import { Group } from '../groups/group.entity.ts';
+import { MEMBER_NAME_PATTERN, type Caller } from '../members/member-admin.service.ts';
+import { TeamMember, TeamMemberGroup } from '../members/team-member.entity.ts';
+import { type Actor, LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
+import { effectiveLimits } from '../teams/team-limits.ts';
+import { JOIN_REQUIREMENTS, Team } from '../teams/team.entity.ts';
+import { User } from '../users/user.entity.ts';
+import { isUuid, parseInput, uuid } from '../validation.ts';
+import { teamMemberView } from '../views.ts';
+import { Invite } from './invite.entity.ts';
+
+const DAY_MS = 86_400_000;
+export const MAX_INVITE_DAYS = 365;
+export const DEFAULT_INVITE_DAYS = 7;
+
+export const createInviteSchema = z.strictObject({
+  groupId: uuid,
+  isMultiUse: z.boolean().optional().meta({ description: 'Needs the plan\'s multiUseInvites (402 otherwise).' }),
+  expireDate: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).optional()
+    .meta({ description: `In the future, at most ${MAX_INVITE_DAYS} days ahead; default ${DEFAULT_INVITE_DAYS} days from now.` }),
+});
+
+export const acceptInviteSchema = z.strictObject({
+  userId: uuid,
+  name: z.string().regex(MEMBER_NAME_PATTERN, 'must be 3-20 characters of a-z A-Z 0-9 _').optional()
+    .meta({ description: 'The member name; default the user\'s username.' }),
+});
+
+function inviteView(invite: Invite) {
+  return {
+    id: invite.id, teamId: invite.team.id, groupId: invite.group.id, isUsed: invite.isUsed, isMultiUse: invite.isMultiUse,
+    createdAt: invite.createdAt.toISOString(), expireDate: invite.expireDate.toISOString(),
+  };
+}
+
+/** Team invites (spec 2.13): a team creates them; accepting one makes a member. */
+export class InviteService {
+  private readonly orm: MikroORM;
+  private readonly authCache: AuthCache;
+
+  constructor(orm: MikroORM, authCache: AuthCache) {
+    this.orm = orm;
+    this.authCache = authCache;
+  }
+
+  async list(teamId: string) {
+    const invites = await this.orm.em.fork().find(Invite, { team: teamId }, { orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] });
+    return invites.map(inviteView);
+  }
+
+  async create(teamId: string, input: unknown, caller: Caller) {
+    const { groupId, isMultiUse = false, expireDate } = parseInput(createInviteSchema, input);
+    const now = Date.now();
+    const expires = expireDate ? new Date(expireDate) : new Date(now + DEFAULT_INVITE_DAYS * DAY_MS);
+    if (expires.getTime() <= now || expires.getTime() > now + MAX_INVITE_DAYS * DAY_MS) {
+      throw badRequest(`Invalid expireDate: must be in the future and at most ${MAX_INVITE_DAYS} days ahead`, 'expireDate');
+    }
+    return this.orm.em.fork().transactional(async (em) => {
+      const team = await em.findOneOrFail(Team, { id: teamId }, { populate: ['plan'] });
+      if (isMultiUse && !effectiveLimits(team.plan?.limits, team.limitOverrides).multiUseInvites) {
+        throw teamLimit('multiUseInvites', 'The team\'s plan does not allow multi-use invites', 'multiUseInvites');
+      }
+      const group = await em.findOne(Group, { id: groupId, team });
+      if (!group) throw notFound('group', groupId);
+      // An invite hands out the group's permissions, so the caller must hold them.
+      const missing = group.permissions.find((name) => !caller.permissions.has(name));
+      if (missing) throw forbidden(`Cannot invite into a group with a permission the caller does not hold: ${missing}`, missing);
+      const invite = em.create(Invite, { team, group, isMultiUse, expireDate: expires });
+      recordTeamLog(em, { teamId, action: LogAction.inviteCreated, teamMemberId: caller.teamMemberId, targetIdentifier: invite.id, data: { groupId, isMultiUse } });
+      await em.flush();
+      return inviteView(invite);
+    });
+  }
+
+  async delete(teamId: string, inviteId: string, actor: Actor): Promise<void> {
+    await this.orm.em.fork().transactional(async (em) => {
+      const invite = isUuid(inviteId) ? await em.findOne(Invite, { id: inviteId, team: teamId }) : null;
+      if (!invite) throw notFound('invite', inviteId);
+      recordTeamLog(em, { teamId, action: LogAction.inviteDeleted, teamMemberId: actor.teamMemberId, targetIdentifier: invite.id });
+      em.remove(invite);
+      await em.flush();
+    });
+  }
+
+  /** Deletes every invite of the team (INVITES_CLEAR); answers how many. */
+  async clear(teamId: string, actor: Actor) {
+    return this.orm.em.fork().transactional(async (em) => {
+      const deleted = await em.nativeDelete(Invite, { team: teamId });
+      recordTeamLog(em, { teamId, action: LogAction.invitesClear, teamMemberId: actor.teamMemberId, data: { deleted } });
+      await em.flush();
+      return { deleted };
+    });
+  }
+
+  /**
+   * Accepts an invite for a user (MEMBER_JOINED): checks expiry, use, the team's join requirements
+   * and maxMembers. A single-use invite is claimed by one conditional update, so of two racing
+   * accepts exactly one makes a member.
+   */
+  async accept(inviteId: string, input: unknown) {
+    const { userId, name } = parseInput(acceptInviteSchema, input);
+    try {
+      const result = await this.orm.em.fork().transactional(async (em) => {
+        const invite = isUuid(inviteId) ? await em.findOne(Invite, { id: inviteId }, { populate: ['group'] }) : null;
+        if (!invite || invite.expireDate.getTime() <= Date.now()) throw notFound('invite', inviteId);
+        // Serialises joins of one team: the member limit holds under concurrency.
+        const team = await em.findOneOrFail(Team, { id: invite.team.id }, { populate: ['plan'], lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (!invite.isMultiUse) {
+          const claimed = await em.nativeUpdate(Invite, { id: invite.id, isUsed: false }, { isUsed: true });
+          if (claimed === 0) throw notFound('invite', inviteId);
+        }
+        const user = await em.findOne(User, { id: userId });
+        if (!user) throw notFound('user', userId);
+        const required = JOIN_REQUIREMENTS.filter((requirement) => team.joinRequirements[requirement]);
+        // Linked accounts do not exist yet, so no user meets a requirement.
+        if (required.length > 0) throw forbidden(`The team requires a linked ${required[0]} account`, required[0]);
+        const limit = effectiveLimits(team.plan?.limits, team.limitOverrides).maxMembers;
+        if (limit !== null && (await em.count(TeamMember, { team, leftTeamAt: null })) >= limit) {
+          throw teamLimit('maxMembers', `The team has reached its limit of ${limit} members`, limit);
+        }
+        const memberName = name ?? user.username;
+        const member = em.create(TeamMember, { team, user, name: memberName, permissions: [] });
+        em.create(TeamMemberGroup, { member, group: invite.group });
+        member.mainGroup = invite.group;
+        recordTeamLog(em, { teamId: team.id, action: LogAction.memberJoined, teamMemberId: member.id, targetTeamMemberId: member.id, targetIdentifier: invite.id });
+        await em.flush();
+        await announceAuthChange(em, team.id);
+        return { teamId: team.id, view: teamMemberView(member) };
+      });
+      this.authCache.invalidateTeam(result.teamId);
+      return result.view;
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw conflict('The user is already a member of the team, or the name is taken', name ?? userId);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { TEAM_MODULES } from '../../domain/modules/team-module.entity.ts';
+import { LOG_SYSTEMS } from '../../domain/team-logs/team-log-list.ts';
+import { groupSchema, planLimitsSchema, teamMemberSchema } from './schemas.ts';
+
+/** Response bodies of the team administration routes (spec 2.11, 2.13, 2.19); see ./schemas.ts. */
+
+const id = z.uuid();
+const timestamp = z.iso.datetime();
+
+export const teamMinimalSchema = z
+  .object({ id, name: z.string(), logo: z.string().nullable(), priceId: z.string().nullable() })
+  .meta({ id: 'TeamMinimalInfo' });
+
+export const teamJoinInfoSchema = teamMinimalSchema
+  .extend({
+    requirements: z
+      .object({ discord: z.boolean(), google: z.boolean(), minecraft: z.boolean(), hytale: z.boolean() })
+      .meta({ id: 'TeamJoinRequirements', description: 'Accounts a user must have linked to join.' }),
+    connections: z.array(z.object({ provider: z.string(), providerAccountId: z.string() })).meta({
+      description: 'The signed-in user\'s linked accounts; always empty until user accounts exist.',
+    }),
+  })
+  .meta({ id: 'TeamJoinInfo' });
+
+export const memberShortSchema = z
+  .object({ id, userId: id, name: z.string(), image: z.string().nullable(), joinedTeamAt: timestamp })
+  .meta({ id: 'TeamMemberShortInfo' });
+
+export const teamLogSchema = z
+  .object({
+    id,
+    system: z.enum(LOG_SYSTEMS),
+    teamId: id,
+    teamMemberId: id.nullable().meta({ description: 'Who acted; null for the operator and for keys that act as the owner.' }),
+    action: z.string().meta({ description: 'A LogAction of spec 2.19, or AUTOMATION_CREATED/UPDATED/DELETED.' }),
+    data: z.record(z.string(), z.unknown()).nullable(),
+    targetTeamMemberId: id.nullable(),
+    targetIdentifier: z.string().nullable(),
+    createdAt: timestamp,
+    teamMember: memberShortSchema.nullable(),
+    targetTeamMember: memberShortSchema.nullable(),
+  })
+  .meta({ id: 'TeamLog' });
+
+export const teamLogListSchema = z
+  .object({ data: z.array(teamLogSchema), count: z.number().int().min(0).meta({ description: 'Entries matching the filters, on all pages.' }) })
+  .meta({ id: 'TeamLogList' });
+
+const userShortSchema = z
+  .object({ username: z.string(), accounts: z.array(z.unknown()).meta({ description: 'Linked accounts; empty until user accounts exist.' }) })
+  .meta({ id: 'TeamMemberUser' });
+
+export const teamMemberInfo2Schema = teamMemberSchema
+  .extend({
+    mainGroup: z.object({ id, name: z.string(), color: z.string(), sort: z.number().int() }).nullable(),
+    user: userShortSchema.nullable(),
+  })
+  .meta({ id: 'TeamMemberInfo2' });
+
+export const teamMemberListSchema = z
+  .object({ data: z.array(teamMemberInfo2Schema), count: z.number().int().min(0) })
+  .meta({ id: 'TeamMemberList' });
+
+export const teamMemberInfoSchema = teamMemberSchema
+  .extend({ groups: z.array(groupSchema), mainGroup: groupSchema.nullable(), user: userShortSchema.nullable() })
+  .meta({ id: 'TeamMemberInfo' });
+
+export const dashboardInfoSchema = z
+  .object({
+    member: teamMemberSchema,
+    memberCount: z.number().int().min(0),
+    meetings: z.array(z.unknown()).meta({ description: 'Upcoming meetings; empty until meetings exist.' }),
+  })
+  .meta({ id: 'DashboardInfo' });
+
+export const memberNoteInfoSchema = z
+  .object({
+    id, teamId: id, teamMemberId: id, note: z.string().min(1), creatorTeamMemberId: id.nullable(), createdAt: timestamp,
+    creatorTeamMember: memberShortSchema.nullable().meta({ description: 'Who wrote it; null for the operator and keys acting as the owner.' }),
+  })
+  .meta({ id: 'TeamMemberNoteInfo' });
+
+export const teamModuleSchema = z
+  .object({ id, teamId: id, moduleId: z.enum(TEAM_MODULES), active: z.boolean(), createdAt: timestamp, updatedAt: timestamp, settings: z.record(z.string(), z.unknown()).nullable() })
+  .meta({ id: 'TeamModule' });
+
+export const planSchema = z
+  .object({
+    id, name: z.string(), slug: z.string(), color: z.string(), level: z.number().int(),
+    monthlyPriceIds: z.array(z.string()), yearlyPriceIds: z.array(z.string()), monthlyPrice: z.number().int(), yearlyPrice: z.number().int(),
+    isPublic: z.boolean(), isDefault: z.boolean(), position: z.number().int(),
+    limits: planLimitsSchema, createdAt: timestamp, updatedAt: timestamp,
+  })
+  .meta({ id: 'Plan' });
+
+export const teamPlanSchema = z
+  .object({
+    plan: planSchema.nullable(),
+    overrides: z.record(z.string(), z.unknown()).meta({ description: 'The team\'s own limits, set by the operator, over the plan\'s.' }),
+    limits: planLimitsSchema,
+  })
+  .meta({ id: 'TeamPlan' });
+
+export const inviteSchema = z
+  .object({ id, teamId: id, groupId: id, isUsed: z.boolean(), isMultiUse: z.boolean(), createdAt: timestamp, expireDate: timestamp })
+  .meta({ id: 'Invite' });

@@ -1,0 +1,40 @@
+import type { Services } from '../../../app.ts';
+import { ApiKeyAdminService } from '../../../domain/api-keys/api-key-admin.service.ts';
+import { GroupAdminService } from '../../../domain/groups/group-admin.service.ts';
+import { InviteService } from '../../../domain/invites/invite.service.ts';
+import { MemberAdminService } from '../../../domain/members/member-admin.service.ts';
+import { MemberNoteService } from '../../../domain/members/member-note.service.ts';
+import { TeamModuleService } from '../../../domain/modules/team-module.service.ts';
+import { PlanQueryService } from '../../../domain/plans/plan-query.service.ts';
+import { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
+import { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
+import type { Route } from '../../types.ts';
+import { apiKeyRoutes } from './api-key-routes.ts';
+import { groupRoutes } from './group-routes.ts';
+import { inviteAcceptRoute, inviteRoutes } from './invite-routes.ts';
+import { memberRoutes } from './member-routes.ts';
+import { moduleRoutes } from './module-routes.ts';
+import { planRoutes } from './plan-routes.ts';
+import { teamLogRoutes } from './team-log-routes.ts';
+import { teamRouteBuilder } from './team-route.ts';
+import { teamSettingsRoutes } from './team-settings-routes.ts';
+
+/** Everything a team needs to run itself with its own key, under /v1/teams/{teamId} (docs/team-admin.md). */
+export function teamAdminRoutes(
+  services: Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'authFailures'>,
+  config: { maxJsonBodyBytes: number; authSecret: string },
+): Route[] {
+  const route = teamRouteBuilder(services, config.maxJsonBodyBytes);
+  const invites = new InviteService(services.orm, services.authenticator);
+  return [
+    ...inviteRoutes(route, invites),
+    inviteAcceptRoute(invites, { ...config, authFailures: services.authFailures }),
+    ...teamSettingsRoutes(route, new TeamSettingsService(services.orm)),
+    ...teamLogRoutes(route, new TeamLogList(services.orm)),
+    ...memberRoutes(route, new MemberAdminService(services.orm, services.authenticator), new MemberNoteService(services.orm)),
+    ...groupRoutes(route, new GroupAdminService(services.orm, services.authenticator)),
+    ...moduleRoutes(route, new TeamModuleService(services.orm)),
+    ...planRoutes(route, new PlanQueryService(services.orm)),
+    ...apiKeyRoutes(route, new ApiKeyAdminService(services.orm, services.authenticator)),
+  ];
+}

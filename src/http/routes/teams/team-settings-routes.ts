@@ -1,0 +1,16 @@
+import { Permission } from '../../../auth/permissions.ts';
+import type { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
+import { json, type Route } from '../../types.ts';
+import type { teamRouteBuilder } from './team-route.ts';
+
+/** The team itself (spec 2.11): any full key of the team reads it; changes need team.settings.manage. */
+export function teamSettingsRoutes(route: ReturnType<typeof teamRouteBuilder>, settings: TeamSettingsService): Route[] {
+  return [
+    route('GET', '', null, async (call) => json(200, await settings.get(call.teamId))),
+    route('GET', '/minimal', null, async (call) => json(200, await settings.minimal(call.teamId))),
+    route('GET', '/join-info', null, async (call) => json(200, await settings.joinInfo(call.teamId))),
+    route('PATCH', '', Permission.settingsManage, async (call) => json(200, await settings.update(call.teamId, await call.body(), call.actor))),
+    route('POST', '/archive', Permission.settingsManage, async (call) => json(200, await settings.setArchived(call.teamId, true, call.actor))),
+    route('POST', '/unarchive', Permission.settingsManage, async (call) => json(200, await settings.setArchived(call.teamId, false, call.actor))),
+  ];
+}
