@@ -1,6 +1,6 @@
 /**
  * The service under test: its scratch database, its environment, and the team and key it
- * bootstraps through the operator routes (OPERATOR-CONTRACT.md).
+ * bootstraps through the operator routes (docs/api.md, operator routes).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';

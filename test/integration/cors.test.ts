@@ -3,7 +3,7 @@ import t from 'tap';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { multipartBody, pngLike } from '../helpers/uploads.ts';
 
-// CORS as API-ADDITIONS names it, over raw HTTP (node:http sends Origin as given; browsers: browser-cors.test.ts).
+// CORS as docs/api.md describes it, over raw HTTP (node:http sends Origin as given; browsers: browser-cors.test.ts).
 
 const FIVEM_ORIGIN = 'https://cfx-nui-screenshot-basic';
 
