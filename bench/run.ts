@@ -2,7 +2,7 @@
  * The upload benchmark suite (issue #5): `npm run bench [-- options]`.
  *
  *   --quick                 a one-minute subset (screenshot, log, large multipart; pool micro-benchmark)
- *   --only <a,b,...>        scenarios or groups: screenshot, log, mixed, large (large-multipart,
+ *   --only <a,b,...>        scenarios or groups: screenshot, screenshot-2mib, log, mixed, large (large-multipart,
  *                           large-json), memory (memory-250mb, memory-64x2mib), admission, sweep, pool,
  *                           processes (screenshot and log against HTTP_PROCESSES=1 and 2 side by side)
  *   --driver fs|s3          one storage driver only (default: both)
@@ -45,7 +45,7 @@ import type { PoolVsInlineResult } from './pool-vs-inline.ts';
 
 // ---------------------------------------------------------------- options
 
-const THROUGHPUT = ['screenshot', 'log', 'mixed', 'large-multipart', 'large-json'] as const;
+const THROUGHPUT = ['screenshot', 'screenshot-2mib', 'log', 'mixed', 'large-multipart', 'large-json'] as const;
 const MEMORY = ['memory-250mb', 'memory-64x2mib'] as const;
 const ALL = [...THROUGHPUT, ...MEMORY, 'admission', 'sweep', 'processes', 'pool'] as const;
 type ScenarioName = (typeof ALL)[number];
@@ -146,6 +146,15 @@ const SCENARIOS: ScenarioDef[] = [
     title: 'screenshot burst: 256 KiB multipart, 64 in flight',
     workload: { body: 'multipart', content: 'png', size: { kind: 'fixed', bytes: 256 * KiB } },
     concurrency: 64,
+    stop: timed,
+    bytes: () => phaseSeconds * RGW_MB_PER_SECOND_ESTIMATE,
+    minBytes: () => (phaseSeconds * RGW_MB_PER_SECOND_ESTIMATE) / 4,
+  },
+  {
+    name: 'screenshot-2mib',
+    title: 'large screenshots: 2 MiB multipart, 16 in flight',
+    workload: { body: 'multipart', content: 'png', size: { kind: 'fixed', bytes: 2 * MiB } },
+    concurrency: 16,
     stop: timed,
     bytes: () => phaseSeconds * RGW_MB_PER_SECOND_ESTIMATE,
     minBytes: () => (phaseSeconds * RGW_MB_PER_SECOND_ESTIMATE) / 4,
