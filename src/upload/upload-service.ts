@@ -61,6 +61,20 @@ export interface UploadRequest {
   prepared: PreparedUpload;
   body: UploadBody;
   createParser(events: BodyParserEvents): BodyParser;
+  /**
+   * Aborted once the client can no longer receive the answer. An upload whose client is gone by
+   * the time its bytes are stored is not committed: a file stored without its answer would be
+   * stored again by the client's retry.
+   */
+  clientGone?: AbortSignal;
+}
+
+/** The client left after its body arrived and before the commit: nothing is committed. */
+export class ClientGoneError extends Error {
+  override name = 'ClientGoneError';
+  constructor() {
+    super('The client left before the upload was committed');
+  }
 }
 
 /** The smallest file a body of `length` bytes can carry. */
@@ -179,7 +193,7 @@ export class UploadService {
         release: async () => {
           if (reserved) await quota.release(mediaId);
         },
-        commit: (received, writer) => this.commit(prepared, mediaId, storageKey, received, writer),
+        commit: (received, writer) => this.commit(prepared, mediaId, storageKey, received, writer, request.clientGone),
         // Time paused by us (storage or quota behind) is not the client's idle time.
         pauseBody: () => {
           idle.pause();
@@ -230,7 +244,9 @@ export class UploadService {
     }
   }
 
-  private async commit(prepared: PreparedUpload, mediaId: string, storageKey: string, received: ReceivedFile, writer: ObjectWriter) {
+  private async commit(
+    prepared: PreparedUpload, mediaId: string, storageKey: string, received: ReceivedFile, writer: ObjectWriter, clientGone: AbortSignal | undefined,
+  ) {
     const { principal, route } = prepared;
     const options = prepared.options ?? parseJsonOptions(received.fields);
     const fileName = options.fileName ?? (received.file.fileName ? parseFileName(received.file.fileName, 'file name') : null);
@@ -241,6 +257,7 @@ export class UploadService {
 
     await writer.finish();
     try {
+      if (clientGone?.aborted) throw new ClientGoneError();
       const created = await this.deps.committer.commit({
         teamId: principal.teamId, keyId: principal.keyId, mediaId, storageKey, fileName, contentType, size: received.size, hash: received.hash,
         tags: options.tags, public: options.public, routeDefaultPublic: route === 'multipart', folderId: options.folderId, folderPath: options.folderPath,

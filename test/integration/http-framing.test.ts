@@ -2,7 +2,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { RawConnection, type ParsedResponse } from '../helpers/raw-connection.ts';
 import { startTestServer, TEST_AUTH_SECRET } from '../helpers/server.ts';
-import { heldUpload, KiB, multipartBody, pngLike, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
+import { heldUpload, KiB, multipartBody, pngLike, teamStorageState, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
 import { eventually, sleep } from '../helpers/wait.ts';
 
 // Issue 17.3: HTTP framing as a CDN or proxy in front of the service expects it. Raw sockets, so that
@@ -110,6 +110,34 @@ t.test('requests pipelined in one write: none is processed without its answer', 
     t.notOk(created, 'and the folder was not created');
   }
   t.equal(answers.length === 2, created, 'created exactly when answered');
+});
+
+t.test('an upload whose last bytes arrive with a pipelined request: stored exactly when answered', async (t) => {
+  // The upload's handler is already running (its first bytes came in an earlier write); its end and a
+  // second request then arrive in one read, which makes uWS close the connection. The upload must then
+  // not be committed: a file stored without its answer would be stored again by the client's retry.
+  const { body, contentType } = multipartBody([{ content: pngLike(64 * KiB), fileName: 'pipelined.png' }]);
+  const before = await teamStorageState(server.databaseUrl, team.teamId);
+  const connection = await RawConnection.open(port);
+  t.teardown(() => connection.destroy());
+  const headers = { Authorization: `Bearer ${team.key}`, 'Content-Type': contentType, 'Content-Length': String(body.length) };
+  connection.write(Buffer.concat([Buffer.from(request('POST', uploadPath(team.teamId), headers)), body.subarray(0, body.length - 100)]));
+  await sleep(300);
+  connection.write(Buffer.concat([body.subarray(body.length - 100), Buffer.from(request('GET', '/healthz'))]));
+  const answers: ParsedResponse[] = [];
+  try {
+    answers.push(await connection.next());
+    answers.push(await connection.next());
+  } catch {
+    // closed by uWS
+  }
+  await sleep(500); // time for an upload that was committed anyway to be done
+  const after = await teamStorageState(server.databaseUrl, team.teamId);
+  const stored = after.files === before.files + 1;
+  if (answers.length > 0) t.equal(answers[0]!.status, 201, 'answered: 201');
+  t.equal(stored, answers.length > 0, 'stored exactly when answered');
+  t.equal(after.reservedStorage, 0, 'nothing left reserved');
+  t.equal(after.usedStorage, after.sumOfSizes, 'used storage equals the stored files');
 });
 
 t.test('a request sent before the previous one is answered waits for it: both answered, in order', async (t) => {

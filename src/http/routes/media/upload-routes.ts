@@ -42,7 +42,7 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
     const started = performance.now();
     let outcome: UploadOutcome = 'failed';
     try {
-      const created = await deps.uploads.run({ prepared, body: request.body, createParser });
+      const created = await deps.uploads.run({ prepared, body: request.body, createParser, clientGone: request.signal });
       outcome = 'created';
       return json(201, created, rateHeaders);
     } catch (error) {
