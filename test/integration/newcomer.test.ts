@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { api, repo } from '../helpers/service-process.ts';
-import { eventually } from '../helpers/wait.ts';
+import { eventually, sleep } from '../helpers/wait.ts';
 import { multipartBody, pngLike } from '../helpers/uploads.ts';
 
 // The newcomer's first ten minutes: a fresh clone, the machine's own node (whatever version),
@@ -22,7 +22,7 @@ const run = promisify(execFile);
 const work = await mkdtemp(join(tmpdir(), 'media-newcomer-'));
 // The embedded PostgreSQL runs as the postgres user, which must be able to enter DATA_DIR.
 await chmod(work, 0o755);
-t.teardown(() => rm(work, { recursive: true, force: true }));
+t.teardown(() => rm(work, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 }));
 const clone = join(work, 'clone');
 const dataDir = join(work, 'data');
 
@@ -56,11 +56,16 @@ t.test('fresh clone, machine node, npm install, npm start, cli, upload; npm scri
   const service = spawn('npm', ['start'], { cwd: clone, env: { ...env, DATA_DIR: dataDir, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const output: string[] = [];
   const exited = new Promise<void>((resolve) => service.on('exit', () => resolve()));
-  t.teardown(() => {
-    try {
-      process.kill(-service.pid!, 'SIGKILL');
-    } catch {
-      // gone
+  // SIGTERM first: the service then stops its embedded PostgreSQL, which runs in a session of its own
+  // (a SIGKILL of the service's group would leave it writing into the directory being removed).
+  t.teardown(async () => {
+    for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+      try {
+        process.kill(-service.pid!, signal);
+      } catch {
+        return; // gone
+      }
+      if (await Promise.race([exited.then(() => true), sleep(30_000).then(() => false)])) return;
     }
   });
   createInterface({ input: service.stdout! }).on('line', (line) => output.push(line));
