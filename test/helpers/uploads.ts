@@ -150,25 +150,26 @@ export function heldUpload(server: { baseUrl: string }, teamId: string, key: str
 /**
  * POSTs a chunked body (no Content-Length) of about `size` bytes: `prefix`, `fill` repeated with
  * backpressure, then `suffix`; stops sending once the server answers (a refusal mid-body) and
- * resolves with the answer.
+ * resolves with the answer and how many bytes had been sent by then.
  */
 export function sendChunked(
-  url: string, headers: Record<string, string>, size: number, prefix: Buffer, fill: Buffer, suffix: Buffer,
-): Promise<{ status: number; body: any }> {
+  url: string, headers: Record<string, string>, size: number, prefix: Buffer, fill: Buffer, suffix: Buffer = Buffer.alloc(0),
+): Promise<{ status: number; body: any; sent: number }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(url, { method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } });
     let answered = false;
+    let sent = prefix.length;
     request.on('response', (response) => {
       answered = true;
+      const at = sent;
       let text = '';
       response.on('data', (chunk) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text), sent: at }));
     });
     request.on('error', (error: NodeJS.ErrnoException) => {
       if (answered || error.code === 'EPIPE' || error.code === 'ECONNRESET') return;
       reject(error);
     });
-    let sent = 0;
     request.write(prefix);
     const writeMore = () => {
       while (sent < size && !answered) {

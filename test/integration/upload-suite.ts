@@ -25,42 +25,6 @@ async function readBack(server: TestServer, id: string): Promise<Buffer> {
   }
 }
 
-/**
- * POSTs a chunked body of up to `size` bytes (`prefix`, then `fill` repeated, with backpressure),
- * stopping once the server answers; resolves with the answer and how many bytes had been sent.
- */
-function streamUntilAnswered(url: string, headers: Record<string, string>, size: number, prefix: Buffer, fill: Buffer): Promise<{ status: number; body: any; sent: number }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } });
-    let answered = false;
-    let sent = prefix.length;
-    request.on('response', (response) => {
-      answered = true;
-      const at = sent;
-      let text = '';
-      response.on('data', (chunk) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text), sent: at }));
-    });
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      if (answered || error.code === 'EPIPE' || error.code === 'ECONNRESET') return;
-      reject(error);
-    });
-    request.write(prefix);
-    const writeMore = () => {
-      while (sent < size && !answered) {
-        sent += fill.length;
-        if (!request.write(fill)) {
-          request.once('drain', writeMore);
-          return;
-        }
-      }
-      if (!answered) request.end();
-    };
-    writeMore();
-  });
-}
-
-/** Asserts a refused upload left nothing: no row, no reservation, no counted storage, no object, no unfinished write. */
 async function expectNothingLeft(t: Test, server: TestServer, driver: Driver, teamId: string, before: { files: number; usedStorage: number }) {
   const state = await teamStorageState(server.databaseUrl, teamId);
   t.equal(state.files, before.files, 'no media row');
@@ -339,7 +303,7 @@ export async function uploadSuite(t: Test, driver: Driver): Promise<void> {
       ];
       for (const [label, path, contentType, prefix, fill] of cases) {
         const size = 250 * 1_000_000;
-        const response = await streamUntilAnswered(`${server.baseUrl}${path}`, { authorization: `Bearer ${team.key}`, 'content-type': contentType }, size, prefix, fill);
+        const response = await sendChunked(`${server.baseUrl}${path}`, { authorization: `Bearer ${team.key}`, 'content-type': contentType }, size, prefix, fill);
         t.equal(response.status, 415, `${label}: 415`);
         t.equal(response.body.messageKey, 'error.unsupportedMediaType', label);
         t.ok(response.sent < 64 * MiB, `${label}: answered after ${Math.round(response.sent / MiB)} MiB of the 250 MB body`);
