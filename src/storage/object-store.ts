@@ -15,7 +15,10 @@ export interface ObjectWriter {
   onDrain(listener: () => void): void;
   /** Called once if the writer fails before finish/abort (e.g. storage unreachable), so the upload can stop early. */
   onError(listener: (error: Error) => void): void;
-  /** All bytes written and visible under the key. Rejects on failure (after cleaning up). */
+  /**
+   * All bytes written and visible under the key. Rejects on failure (after cleaning up). `etag` is
+   * null when the driver would need another call to learn it (fs); stat() then tells.
+   */
   finish(): Promise<{ size: number; etag: string | null }>;
   /** Stops and removes everything: temp file / multipart upload. Safe to call at any time, also after an error, idempotent. */
   abort(): Promise<void>;

@@ -1,11 +1,16 @@
-// The life cycle both drivers' writers share: bytes go into a Writable (the fs driver's temp-file
-// WriteStream, the s3 driver's PassThrough that lib-storage reads), then finish() completes the
+// The life cycle both drivers' writers share: bytes go into a sink (the fs driver's temp file
+// queue, the s3 driver's PassThrough that lib-storage reads), then finish() completes the
 // object or abort()/a failure stops the transfer and cleans up. The drivers supply only what
 // differs: how to complete the object, how to stop the transfer, how to clean up, and how to wrap
 // their errors; they report failures of the transfer through fail().
-import type { Writable } from 'node:stream';
 import { StorageError } from './object-store.ts';
 import type { ObjectWriter } from './object-store.ts';
+
+/** Where a writer's bytes go: a Writable, or anything that queues chunks and reports 'drain' like one. */
+export interface ChunkSink {
+  write(chunk: Buffer): boolean;
+  on(event: 'drain', listener: () => void): unknown;
+}
 
 export type WriterState = 'open' | 'finishing' | 'finished' | 'failed' | 'aborted';
 
@@ -14,7 +19,7 @@ const CLEANUP_RETRIES = 9;
 export abstract class StreamObjectWriter implements ObjectWriter {
   /** The key as the caller knows it. */
   protected readonly key: string;
-  readonly #body: Writable;
+  readonly #body: ChunkSink;
   #state: WriterState = 'open';
   #bytes = 0;
   #failure: StorageError | null = null;
@@ -24,7 +29,7 @@ export abstract class StreamObjectWriter implements ObjectWriter {
   #finishing: Promise<{ size: number; etag: string | null }> | null = null;
   #aborting: Promise<void> | null = null;
 
-  constructor(key: string, body: Writable) {
+  constructor(key: string, body: ChunkSink) {
     this.key = key;
     this.#body = body;
   }

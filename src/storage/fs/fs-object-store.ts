@@ -1,14 +1,14 @@
 // The `fs` driver: objects are files under a root directory (the service passes `<DATA_DIR>/files`).
 //
-// Writing: bytes go to a temp file `<root>/.uploads/<name>.part` through an fs WriteStream, then
-// the finished file is renamed into place, so a reader sees the whole object or nothing.
+// Writing: bytes go to a temp file `<root>/.uploads/<name>.part` (TempFileSink), then the
+// finished file is renamed into place, so a reader sees the whole object or nothing.
 //
-// Memory per writer is bounded by the WriteStream's highWaterMark (1 MiB by default): write()
-// returns false once that much is queued and the caller waits for 'drain'. Chunks handed to
-// write() are kept by reference until written (no copy).
+// Memory per writer is bounded by the sink's highWaterMark (1 MiB by default): write() returns
+// false once that much is queued and the caller waits for 'drain'. Chunks handed to write() are
+// kept by reference until written (no copy).
 //
-// Durability (`durable`, default true): the temp file is fsynced before it is closed (the
-// WriteStream `flush` option), and the target directory is fsynced after the rename (plus any
+// Durability (`durable`, default true): the temp file is fsynced before it is closed, and the
+// target directory is fsynced after the rename (plus any
 // directory the rename needed to create), so that a committed media row never points at a file
 // a power cut took away (concurrent renames into one directory share its fsyncs: DirectorySyncer).
 // The cost is one fsync of the file's data at finish plus one small
@@ -17,13 +17,14 @@
 // i.e. a fraction of the time the bytes took to arrive over any network. Tests may turn it off.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import type { Stats, WriteStream } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { access, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { StorageError, assertValidKey, checkRange } from '../object-store.ts';
 import type { ObjectInfo, ObjectStore, ObjectWriter, OpenWriterOptions, ReadOptions, StaleUpload } from '../object-store.ts';
 import { StreamObjectWriter } from '../stream-object-writer.ts';
 import { DirectorySyncer } from './directory-syncer.ts';
+import { TempFileSink } from './temp-file-sink.ts';
 
 export interface FsObjectStoreOptions {
   /** Directory holding the objects; created on demand. */
@@ -70,95 +71,52 @@ function tempName(key: string): string {
   return withKey.length <= MAX_FILE_NAME ? withKey : `${base}.part`;
 }
 
-// Creates the temp directory when the stream opens its file, so openWriter() stays synchronous
-// and nothing blocks the event loop; only when it is missing, to save a syscall per upload.
-const streamFs = {
-  open(file: string, flags: string, mode: number, callback: (error: NodeJS.ErrnoException | null, fd?: number) => void) {
-    fs.open(file, flags, mode, (error, fd) => {
-      if (errorCode(error) !== 'ENOENT') {
-        callback(error, fd);
-        return;
-      }
-      fs.mkdir(path.dirname(file), { recursive: true }, (mkdirError) => {
-        if (mkdirError) callback(mkdirError);
-        else fs.open(file, flags, mode, callback);
-      });
-    });
-  },
-  write: fs.write,
-  writev: fs.writev,
-  close: fs.close,
-  fsync: fs.fsync,
-};
-
 class FsObjectWriter extends StreamObjectWriter {
-  readonly #tempPath: string;
   readonly #finalPath: string;
   readonly #root: string;
   readonly #durable: boolean;
-  readonly #stream: WriteStream;
-  #streamError: Error | null = null;
-  #renamed = false;
-
+  readonly #file: TempFileSink;
   readonly #directories: DirectorySyncer;
+  #renamed = false;
 
   constructor(options: {
     key: string; root: string; tempPath: string; finalPath: string; highWaterMark: number; durable: boolean; directories: DirectorySyncer;
   }) {
-    const stream = fs.createWriteStream(options.tempPath, {
-      flags: 'wx',
-      highWaterMark: options.highWaterMark,
-      flush: options.durable,
-      fs: streamFs,
-    });
-    super(options.key, stream);
+    const file = new TempFileSink(options.tempPath, options.highWaterMark);
+    super(options.key, file);
     this.#root = options.root;
-    this.#tempPath = options.tempPath;
     this.#finalPath = options.finalPath;
     this.#durable = options.durable;
     this.#directories = options.directories;
-    this.#stream = stream;
-    this.#stream.on('error', (error) => this.#onStreamError(error));
-  }
-
-  #onStreamError(error: Error): void {
-    this.#streamError ??= error;
-    if (this.state !== 'open') return; // finish() reads #streamError; after abort errors do not matter
-    this.fail(error, 'write');
+    this.#file = file;
+    file.onError((error) => {
+      if (this.state === 'open') this.fail(error, 'write'); // finish() sees the error itself
+    });
   }
 
   protected override wrapError(error: unknown, operation: string): StorageError {
     return wrap(error, operation, this.key);
   }
 
-  #waitClosed(): Promise<void> {
-    if (this.#stream.closed) return Promise.resolve();
-    return new Promise((resolve) => this.#stream.once('close', () => resolve()));
-  }
-
   protected override async complete(): Promise<{ size: number; etag: string | null }> {
-    const closed = this.#waitClosed();
-    this.#stream.end();
-    await closed; // with `flush`, the data has been fsynced before the close
-    if (this.#streamError) throw this.#streamError;
+    await this.#file.end(this.#durable); // fsynced before it is closed
     this.throwIfAborted();
     const dir = path.dirname(this.#finalPath);
     // The target directory usually exists already: create it only when the rename says it does not.
     let created: string | undefined;
     try {
-      await rename(this.#tempPath, this.#finalPath);
+      await rename(this.#file.path, this.#finalPath);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
       created = await mkdir(dir, { recursive: true });
       this.throwIfAborted();
-      await rename(this.#tempPath, this.#finalPath);
+      await rename(this.#file.path, this.#finalPath);
     }
     this.#renamed = true;
     if (this.#durable) await this.#syncDirectories(dir, created);
-    const info = await stat(this.#finalPath);
     this.throwIfAborted();
-    if (info.size !== this.bytesWritten) throw new Error(`wrote ${this.bytesWritten} bytes but the file holds ${info.size}`);
-    return { size: info.size, etag: etagOf(info) };
+    // Every byte went through writeAll(), which fails rather than write less: the size is known.
+    return { size: this.bytesWritten, etag: null };
   }
 
   /** fsyncs the target directory and, when mkdir made new directories, their parents too. */
@@ -173,14 +131,14 @@ class FsObjectWriter extends StreamObjectWriter {
     for (const each of dirs) await this.#directories.sync(each);
   }
 
-  /** After a stream error the stream is already destroyed, and after finish() closed: then a no-op. */
+  /** After a failure the file is closed; after finish() already: then a no-op. */
   protected override stop(): void {
-    this.#stream.destroy();
+    void this.#file.destroy().catch(() => undefined);
   }
 
   protected override async cleanUp(): Promise<void> {
-    await this.#waitClosed(); // the file may only now have been created by a pending open
-    await unlinkIfPresent(this.#tempPath);
+    await this.#file.destroy().catch(() => undefined); // the file may only now have been created by a pending open
+    await unlinkIfPresent(this.#file.path);
     if (this.#renamed) await unlinkIfPresent(this.#finalPath);
   }
 }
