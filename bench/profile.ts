@@ -5,6 +5,9 @@
  *   --uploads N                      uploads per workload after a warm-up of N/4 (default 4000)
  *   --pg URL                         PostgreSQL server for the scratch database (as bench/run.ts)
  *   --out DIR                        where the .cpuprofile files go (default bench/results/profiles)
+ *   --perf                           also record the process with Linux `perf` (cpu-clock, kernel
+ *                                    stacks included; JIT frames named by --perf-basic-prof) and print
+ *                                    its top symbols: where the kernel half of the CPU goes
  *
  * Starts the service (fs driver) with `--cpu-prof`, sends the warm-up and then the measured uploads
  * from the bench's load client (a separate process), stops the service (the profile is written on
@@ -13,10 +16,12 @@
  * Node internals. Prints microseconds per upload for each, and the functions with the most self time.
  * Run it on a quiet machine: sampling counts wall time on the main thread.
  */
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { LoadClient } from './lib/client-handle.ts';
 import type { Job } from './lib/load-client.ts';
 import { KiB, type Workload } from './lib/payloads.ts';
@@ -84,6 +89,7 @@ function parseArgs(argv: string[]) {
     uploads: 4000,
     pg: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     out: join(repo, 'bench', 'results', 'profiles'),
+    perf: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -94,6 +100,7 @@ function parseArgs(argv: string[]) {
     } else if (arg === '--uploads') options.uploads = Number(value());
     else if (arg === '--pg') options.pg = value();
     else if (arg === '--out') options.out = value();
+    else if (arg === '--perf') options.perf = true;
     else throw new Error(`unknown option ${arg}`);
   }
   for (const name of options.workloads) if (!WORKLOADS[name]) throw new Error(`unknown workload ${name}`);
@@ -133,7 +140,7 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
   const service = await startService(
     {
       driver: 'fs', databaseUrl, dataDir, s3: null, s3KeyPrefix: '', authSecret: randomBytes(24).toString('hex'),
-      extra: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` },
+      extra: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}${options.perf ? ' --perf-basic-prof' : ''}` },
     },
     `service-profile-${name}`,
   );
@@ -145,11 +152,16 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     });
     await client.run(job(Math.ceil(options.uploads / 4), 1), 300_000);
     // The profile's timestamps are µs of CLOCK_MONOTONIC (V8's TimeTicks on Linux), as is process.hrtime here.
-    const cpuBefore = await readCpuUs(service.pid);
+    const backends = await backendPids(options.pg, 'media_bench_profile');
+    const cpuBefore = await readCpu(service.pid);
+    const pgBefore = await sumCpu(backends);
+    const perf = options.perf ? startPerf(service.pid, join(profileDir, 'perf.data')) : undefined;
     const from = Number(process.hrtime.bigint() / 1000n);
     const result = await client.run(job(options.uploads, 2), 600_000);
     const to = Number(process.hrtime.bigint() / 1000n);
-    const cpuAfter = await readCpuUs(service.pid);
+    await perf?.stop();
+    const cpuAfter = await readCpu(service.pid);
+    const pgAfter = await sumCpu(backends);
     await client.stop();
     await service.stop();
     // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (workers write their own).
@@ -161,7 +173,15 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     const busy = total - (byCategory.get('idle') ?? 0);
     console.log(`\n## ${name}: ${title}`);
     console.log(`${uploads} uploads in ${result.seconds.toFixed(1)} s (${(uploads / result.seconds).toFixed(0)}/s); statuses ${JSON.stringify(result.statuses)}`);
-    console.log(`service process CPU (utime+stime from /proc) per upload: ${((cpuAfter - cpuBefore) / uploads).toFixed(0)} µs`);
+    const per = (micros: number) => (micros / uploads).toFixed(0);
+    console.log(
+      `service process CPU per upload (/proc): ${per(cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system)} µs ` +
+        `(user ${per(cpuAfter.user - cpuBefore.user)}, kernel ${per(cpuAfter.system - cpuBefore.system)})`,
+    );
+    console.log(
+      `PostgreSQL backends of the service's pool per upload: ${per(pgAfter.user + pgAfter.system - pgBefore.user - pgBefore.system)} µs ` +
+        `(${backends.length} backends; the WAL writer and checkpointer not counted)`,
+    );
     console.log(`main thread, sampled, busy per upload: ${(busy / uploads).toFixed(0)} µs (idle ${(((byCategory.get('idle') ?? 0) / total) * 100).toFixed(0)} % of the phase)\n`);
     console.log('| where | µs per upload | share of busy |\n|---|---:|---:|');
     for (const [category, micros] of [...byCategory].sort((a, b) => b[1] - a[1])) {
@@ -174,6 +194,7 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
       console.log(`  ${(micros / uploads).toFixed(1).padStart(7)}  ${label}`);
     }
     console.log(`\nprofile: ${join(profileDir, file)}`);
+    if (perf) console.log(`\n${await perf.report(uploads)}`);
   } finally {
     await client.stop().catch(() => undefined);
     await service.stop().catch(() => undefined);
@@ -182,12 +203,54 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
   }
 }
 
-/** The process's CPU time (user + system) in µs, from /proc. */
-async function readCpuUs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+interface Cpu {
+  user: number;
+  system: number;
+}
+
+/** A process's CPU time in µs (all threads), from /proc; zero once it is gone. */
+async function readCpu(pid: number): Promise<Cpu> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  if (!stat) return { user: 0, system: 0 };
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1e6) / 100;
+  return { user: (Number(fields[11]) * 1e6) / 100, system: (Number(fields[12]) * 1e6) / 100 };
+}
+
+async function sumCpu(pids: number[]): Promise<Cpu> {
+  const all = await Promise.all(pids.map(readCpu));
+  return all.reduce((sum, cpu) => ({ user: sum.user + cpu.user, system: sum.system + cpu.system }), { user: 0, system: 0 });
+}
+
+/** The server processes serving connections to `database` (the service's pool, warm after the warm-up). */
+async function backendPids(serverUrl: string, database: string): Promise<number[]> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database]);
+    return rows.map((row) => row.pid);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** `perf record` of one process while the measured phase runs; `report` sums samples by symbol (µs per upload at 1 kHz). */
+function startPerf(pid: number, output: string) {
+  const child = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '1000', '-g', '-p', String(pid), '-o', output], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    async stop() {
+      child.kill('SIGINT');
+      await exited;
+    },
+    async report(uploads: number): Promise<string> {
+      const report = spawnSync('perf', ['report', '-i', output, '--no-children', '--stdio', '-g', 'none', '--sort', 'dso,sym', '-F', 'period,dso,sym', '--percent-limit', '0.7'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+      const lines = report.stdout.split('\n').filter((line) => line.trim() && !line.startsWith('#'));
+      return ['perf (cpu-clock, µs per upload, by library and symbol):', ...lines.map((line) => {
+        const [period, ...rest] = line.trim().split(/\s+/);
+        return `  ${((Number(period) / 1000) / uploads).toFixed(1).padStart(7)}  ${rest.join(' ')}`;
+      })].join('\n');
+    },
+  };
 }
 
 const options = parseArgs(process.argv.slice(2));

@@ -121,6 +121,8 @@ const settings = {
   sweepSeconds: options.quick ? 1.5 : 2.5,
   sweepLevels: [8, 32, 64, 128, 256],
   memoryWaves: options.quick ? 1 : 2,
+  /** Untimed seconds of each timed scenario's own workload, per target, before its first round. */
+  scenarioWarmUpSeconds: options.quick ? 0.5 : 2,
 };
 
 // ---------------------------------------------------------------- scenarios
@@ -569,10 +571,38 @@ async function warmUp(ctx: DriverContext, targets: TargetId[] = targetsOf(ctx.dr
   }
 }
 
+/**
+ * Every target runs the scenario's own workload, untimed, before its timed phases: the JIT has
+ * then compiled the paths this workload takes in each process (the generic warm-up sends only
+ * 64 KiB multipart), so the rounds compare steady states, as a long-running service sees them.
+ */
+async function warmUpScenario(ctx: DriverContext, scenario: ScenarioDef): Promise<void> {
+  for (const id of targetsOf(ctx.driver)) {
+    const { maxBytes, skip } = await s3Room(ctx, id, scenario.bytes(ctx.driver), scenario.minBytes(ctx.driver));
+    if (skip) continue;
+    const job: Job = {
+      target: targetFor(ctx, id),
+      workload: scenario.workload,
+      concurrency: scenario.concurrency,
+      stop: { kind: 'duration', seconds: settings.scenarioWarmUpSeconds },
+      honorRetryAfter: true,
+      seed: 100,
+      ...(Number.isFinite(maxBytes) ? { maxBytes } : {}),
+    };
+    try {
+      await client.run(job, 120_000);
+    } catch (error) {
+      log(`warm-up of ${id} for ${scenario.name} failed: ${(error as Error).message}`);
+    }
+    await cleanTarget(ctx, id);
+  }
+}
+
 async function throughputScenarios(ctx: DriverContext): Promise<void> {
   for (const scenario of SCENARIOS) {
     if (!selected.has(scenario.name)) continue;
     log(`${scenario.name} (${ctx.driver}): ${scenario.title}, ${rounds} round(s)`);
+    if (scenario.stop(ctx.driver).kind === 'duration') await warmUpScenario(ctx, scenario);
     for (let round = 1; round <= rounds; round++) {
       for (const id of targetsOf(ctx.driver)) {
         const job: Omit<Job, 'target'> = {
