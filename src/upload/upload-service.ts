@@ -186,6 +186,7 @@ export class UploadService {
         ? new PooledContentHasher(pool, this.deps.xxhash)
         : new InlineContentHasher(this.deps.xxhash);
     let reserved = false;
+    let pendingReservation: Promise<boolean> = Promise.resolve(false);
     const idleSeconds = this.deps.idleTimeoutSeconds;
     const idle = new IdleTimer(idleSeconds * 1000, () => actor.send({ type: 'abort', reason: requestTimeout(idleSeconds) }));
 
@@ -212,10 +213,15 @@ export class UploadService {
         digest: () => hasher.digest(),
         reserve: async (bytes) => {
           reserved = true;
-          return quota.reserve(teamId, mediaId, storageKey, bytes);
+          const reservation = quota.reserve(teamId, mediaId, storageKey, bytes);
+          pendingReservation = reservation.catch(() => false);
+          return reservation;
         },
         release: async () => {
-          if (reserved) await quota.release(mediaId);
+          if (!reserved) return;
+          // A refusal can come while a reservation is still on its way: released before it landed, it would stay.
+          await pendingReservation;
+          await quota.release(mediaId);
         },
         commit: (received, writer) => this.commit(prepared, mediaId, storageKey, received, writer, request.clientGone),
         // Time paused by us (storage or quota behind) is not the client's idle time.

@@ -12,6 +12,8 @@ import { contentTypeListSchema } from '../../upload/file-constraints.ts';
 export const UPLOAD_URL_MIN_SECONDS = 60;
 export const UPLOAD_URL_MAX_SECONDS = 3600;
 export const UPLOAD_URL_DEFAULT_SECONDS = 900;
+/** The HKDF label of the key upload URLs are signed with: neither the operator secret nor the signed links' key. */
+export const UPLOAD_URL_KEY_LABEL = 'media-upload-urls/v1';
 
 /**
  * The body of POST /upload-urls. The shapes are checked here; the option values then go through
