@@ -180,7 +180,7 @@ t.test("an upload URL of B's does not work under A's path, nor one of A's under 
   for (const url of [bUrl.replace(`/${b.teamId}/`, `/${a.teamId}/`), aUrl.replace(`/${a.teamId}/`, `/${b.teamId}/`)]) {
     const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'image/png' }, body: pngLike(200) });
     t.equal(response.status, 403, 'the signature names the team');
-    t.equal((await response.json()).messageKey, 'error.media.uploadUrlInvalid');
+    t.equal(((await response.json()) as { messageKey: string }).messageKey, 'error.media.uploadUrlInvalid');
   }
   t.same(JSON.parse(await snapshotOfB()), JSON.parse(before), "team B's data is unchanged");
 });

@@ -33,8 +33,8 @@ export const createUploadUrlSchema = z
       .int()
       .min(UPLOAD_URL_MIN_SECONDS)
       .max(UPLOAD_URL_MAX_SECONDS)
-      .default(UPLOAD_URL_DEFAULT_SECONDS)
-      .meta({ description: `Validity in seconds, ${UPLOAD_URL_MIN_SECONDS}-${UPLOAD_URL_MAX_SECONDS}.` }),
+      .optional()
+      .meta({ description: `Validity in seconds, ${UPLOAD_URL_MIN_SECONDS}-${UPLOAD_URL_MAX_SECONDS}; default ${UPLOAD_URL_DEFAULT_SECONDS}.` }),
   })
   .meta({ id: 'UploadUrlCreateRequest', description: 'Every field optional: what the URL fixes for its upload.' });
 
@@ -124,7 +124,7 @@ export class UploadUrlService {
     if (options.folderId && !(await findFolder(em, principal.teamId, options.folderId))) throw notFound('folder', options.folderId);
     const { signer } = this.deps;
     const id = randomUUID();
-    const expires = signer.nowSeconds() + data.expiresInSeconds;
+    const expires = signer.nowSeconds() + (data.expiresInSeconds ?? UPLOAD_URL_DEFAULT_SECONDS);
     const expiresAt = new Date(expires * 1000);
     // Expired rows answer nothing any more (the signature has expired too): each creation sweeps its team's.
     await em.execute('delete from upload_url where team_id = ? and expires_at < now()', [principal.teamId]);
