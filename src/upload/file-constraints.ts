@@ -34,8 +34,8 @@ export function bareContentType(value: string | null | undefined): string | null
 /** Whether `contentType` (bare or with parameters) matches one of `allowed`. */
 export function contentTypeAllowed(allowed: readonly string[], contentType: string): boolean {
   const bare = bareContentType(contentType);
-  if (!bare) return false;
-  const major = bare.split('/')[0];
+  if (!bare || !bare.includes('/')) return false;
+  const major = bare.slice(0, bare.indexOf('/'));
   return allowed.some((entry) => entry === bare || (entry.endsWith('/*') && entry.slice(0, -2) === major));
 }
 

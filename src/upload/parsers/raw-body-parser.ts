@@ -17,7 +17,7 @@ export class RawBodyParser implements BodyParser {
 
   write(chunk: Buffer): void {
     if (!this.start()) return;
-    if (this.state !== 'file') return;
+    if (this.state !== 'file' || chunk.length === 0) return;
     this.call(() => this.events.fileData(chunk));
   }
 
