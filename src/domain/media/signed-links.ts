@@ -52,12 +52,12 @@ export class SignedLinks {
     return Math.floor(now / 1000);
   }
 
-  /** `?expires=<unix seconds>&signature=<base64url>` for `path`, valid for `ttlSeconds` (at most ttlSeconds) from `now` (ms). */
-  sign(path: string, now: number = this.clock(), ttlSeconds: number = this.ttlSeconds): string {
-    return this.signUntil(path, this.nowSeconds(now) + Math.min(ttlSeconds, this.ttlSeconds));
+  /** `?expires=<unix seconds>&signature=<base64url>` for `path`, valid for ttlSeconds from `now` (ms). */
+  sign(path: string, now: number = this.clock()): string {
+    return this.signUntil(path, this.nowSeconds(now) + this.ttlSeconds);
   }
 
-  /** `?expires=<expires>&signature=<base64url>` for `path`, with the expiry given in unix seconds. */
+  /** `?expires=<expires>&signature=<base64url>` for `path`, with the expiry given in unix seconds (verify refuses one past ttlSeconds ahead). */
   signUntil(path: string, expires: number): string {
     return `?expires=${expires}&signature=${this.signature(path, expires).toString('base64url')}`;
   }
