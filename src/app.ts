@@ -25,6 +25,9 @@ import { folderRoutes } from './http/routes/media/folder-routes.ts';
 import { libraryRoutes } from './http/routes/media/library-routes.ts';
 import { mediaEditRoutes } from './http/routes/media/media-edit-routes.ts';
 import { uploadRoutes } from './http/routes/media/upload-routes.ts';
+import { uploadUrlRoutes } from './http/routes/media/upload-url-routes.ts';
+import { SignedLinks } from './domain/media/signed-links.ts';
+import { UPLOAD_URL_KEY_LABEL, UPLOAD_URL_MAX_SECONDS, UploadUrlService } from './domain/upload-urls/upload-url.service.ts';
 import { AdmissionGate } from './limits/admission-gate.ts';
 import { RequestRateLimiter } from './limits/rate-limiter.ts';
 import { loadXxhash } from './media/content-hash.ts';
@@ -78,6 +81,8 @@ export interface Services {
   rateLimiter: RequestRateLimiter;
   /** Failed authentications per client address (API keys and authSecret); 429 past the budget. */
   authFailures: RequestRateLimiter;
+  /** Uses of upload URLs, per URL and per team (they carry no key to limit). */
+  uploadUrlLimits: { perUrl: RequestRateLimiter; perTeam: RequestRateLimiter };
   store: ObjectStore;
   pool: MediaPool;
   gate: AdmissionGate;
@@ -182,6 +187,7 @@ export class Backend {
         gate: new AdmissionGate(config.upload),
         uploads,
         authFailures,
+        uploadUrlLimits: uploadUrlLimiters(config, logger),
         metrics,
         folderSweeper: new FolderRuleSweeper({ orm, edits, logger: sweepLog }),
         crashSweeper: new CrashSweeper({
@@ -211,6 +217,8 @@ export class Backend {
     await this.services.automationDispatcher.stop();
     await this.services.rateLimiter.close();
     await this.services.authFailures.close();
+    await this.services.uploadUrlLimits.perUrl.close();
+    await this.services.uploadUrlLimits.perTeam.close();
     await this.services.pool.close();
     await this.services.store.close();
     await this.services.orm.close();
@@ -218,6 +226,16 @@ export class Backend {
     await this.services.identity?.release();
     await this.embedded?.stop();
   }
+}
+
+function uploadUrlLimiters(config: Config, logger: Logger): Services['uploadUrlLimits'] {
+  const { perUrlPoints, perTeamPoints, durationSeconds } = config.uploadUrlLimit;
+  const limiter = (points: number, keyPrefix: string, message: string) =>
+    new RequestRateLimiter({ points, durationSeconds, redisUrl: config.redisUrl, logger, keyPrefix, message });
+  return {
+    perUrl: limiter(perUrlPoints, 'media-url-rl', 'Too many attempts with this upload URL, retry later'),
+    perTeam: limiter(perTeamPoints, 'media-url-team-rl', 'Too many upload URL uses for this team, retry later'),
+  };
 }
 
 /** Per request, what a paused body holds in memory before spooling to disk (two uWS reads). */
@@ -330,6 +348,15 @@ export class Application {
         ...adminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...mediaRoutes(services),
         ...uploadRoutes(services),
+        ...uploadUrlRoutes({
+          ...services,
+          uploadUrls: new UploadUrlService({
+            orm: services.orm,
+            signer: new SignedLinks({ secret, label: UPLOAD_URL_KEY_LABEL, ttlSeconds: UPLOAD_URL_MAX_SECONDS }),
+            publicUrl: this.config.publicUrl,
+          }),
+          maxJsonBodyBytes: this.config.maxJsonBodyBytes,
+        }),
         ...folderRoutes(services, this.config),
         ...fileServingRoutes(services, { ...this.config, authSecret: secret }, { servedTraffic: this.servedTraffic }),
         ...libraryRoutes(services, this.config),

@@ -59,6 +59,8 @@ export interface Config {
   rateLimit: { points: number; durationSeconds: number };
   /** Failed authentications (API key or authSecret) per client address and window; past them, 429 until the window ends. */
   authFailureLimit: { points: number; durationSeconds: number };
+  /** Uses of upload URLs per window: per URL and per team. */
+  uploadUrlLimit: { perUrlPoints: number; perTeamPoints: number; durationSeconds: number };
   workerThreads: number;
   maxJsonBodyBytes: number;
   apiKeyCacheSeconds: number;
@@ -209,6 +211,11 @@ function toConfig(values: SettingValues, cwd: string): Config {
     crashSweepMinAgeSeconds: values.CRASH_SWEEP_MIN_AGE_SECONDS,
     rateLimit: { points: values.RATE_LIMIT_POINTS, durationSeconds: values.RATE_LIMIT_DURATION_SECONDS },
     authFailureLimit: { points: values.AUTH_FAILURE_LIMIT_POINTS, durationSeconds: values.AUTH_FAILURE_LIMIT_DURATION_SECONDS },
+    uploadUrlLimit: {
+      perUrlPoints: values.UPLOAD_URL_RATE_LIMIT_POINTS,
+      perTeamPoints: values.UPLOAD_URL_TEAM_RATE_LIMIT_POINTS,
+      durationSeconds: values.UPLOAD_URL_RATE_LIMIT_DURATION_SECONDS,
+    },
     workerThreads: values.WORKER_THREADS ?? availableParallelism(),
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,

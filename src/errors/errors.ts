@@ -133,6 +133,33 @@ export function internalServerError(requestId?: string): ServiceError {
   });
 }
 
+/** Why an upload URL is refused before its body is read (docs/upload-urls.md). */
+export type UploadUrlRefusal = 'invalid' | 'expired' | 'used' | 'inUse';
+
+export function uploadUrlRefused(reason: UploadUrlRefusal): ServiceError {
+  switch (reason) {
+    case 'invalid':
+      return new ServiceError({ name: 'ForbiddenError', status: 403, messageKey: 'error.media.uploadUrlInvalid', message: 'The upload URL is not valid' });
+    case 'expired':
+      return new ServiceError({ name: 'GoneError', status: 410, messageKey: 'error.media.uploadUrlExpired', message: 'The upload URL has expired' });
+    case 'used':
+      return new ServiceError({ name: 'GoneError', status: 410, messageKey: 'error.media.uploadUrlUsed', message: 'The upload URL has been used' });
+    case 'inUse':
+      return new ServiceError({ name: 'ConflictError', status: 409, messageKey: 'error.media.uploadUrlInUse', message: 'An upload to this URL is running' });
+  }
+}
+
+/** The file is larger than the upload URL allows (its maxSizeBytes). */
+export function fileTooLarge(limitBytes: number): ServiceError {
+  return new ServiceError({
+    name: 'PayloadTooLargeError',
+    status: 413,
+    messageKey: 'error.payloadTooLarge',
+    message: `The file is larger than the upload URL's limit of ${limitBytes} bytes`,
+    value: limitBytes,
+  });
+}
+
 /** Turns anything thrown into the error a client may see. */
 export function toServiceError(error: unknown, requestId?: string): ServiceError {
   return error instanceof ServiceError ? error : internalServerError(requestId);

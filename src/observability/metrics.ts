@@ -46,6 +46,12 @@ export class Metrics {
   readonly storageWriterErrors: Counter<'code'>;
   /** API key prefixes looked up in the database (cache misses), by whether a usable key was found. */
   readonly apiKeyLookups: Counter<'result'>;
+  /** Upload URLs made (POST /upload-urls answered 201). */
+  readonly uploadUrlsCreated: Counter;
+  /** Upload URLs used: their upload was committed. */
+  readonly uploadUrlsUsed: Counter;
+  /** Uses of upload URLs refused, by reason (UploadUrlRefusalReason). */
+  readonly uploadUrlsRefused: Counter<'reason'>;
 
   private peers: PeerMetrics | null = null;
   private gate: UploadGateView | null = null;
@@ -68,6 +74,22 @@ export class Metrics {
     this.rateLimited = new Counter({
       name: 'media_rate_limited_total',
       help: 'Requests refused with 429 error.tooManyRequests',
+      registers,
+    });
+    this.uploadUrlsCreated = new Counter({
+      name: 'media_upload_urls_created_total',
+      help: 'Upload URLs created',
+      registers,
+    });
+    this.uploadUrlsUsed = new Counter({
+      name: 'media_upload_urls_used_total',
+      help: 'Upload URLs used: an upload through them was committed',
+      registers,
+    });
+    this.uploadUrlsRefused = new Counter({
+      name: 'media_upload_urls_refused_total',
+      help: 'Uses of upload URLs refused or failed, by reason',
+      labelNames: ['reason'] as const,
       registers,
     });
     this.uploadBytes = new Counter({

@@ -1,4 +1,4 @@
-import { badRequest, payloadTooLarge, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
+import { badRequest, fileTooLarge, payloadTooLarge, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
 import type { ServiceError } from '../errors/service-error.ts';
 import type { ObjectWriter } from '../storage/object-store.ts';
 import type { BodyParser, BodyParserEvents, FileStart } from './parsers/body-parser.ts';
@@ -48,6 +48,8 @@ export interface UploadLimits {
   maxBodyBytes: number;
   /** The team's maxMediaFileSize (402 beyond); null means unlimited. */
   maxFileBytes: number | null;
+  /** A size the request fixed for its file (an upload URL's maxSizeBytes; 413 beyond); null or absent: none. */
+  fileCapBytes?: number | null;
 }
 
 export type UploadMessage =
@@ -211,6 +213,9 @@ export class UploadActor<Result> {
     if (this.state !== 'receiving' || !this.writer) return;
     this.fileBytes += chunk.length;
     const maxFile = this.limits.maxFileBytes;
+    const cap = this.limits.fileCapBytes ?? null;
+    // Past both: the smaller limit was crossed first.
+    if (cap !== null && this.fileBytes > cap && (maxFile === null || cap <= maxFile)) throw fileTooLarge(cap);
     if (maxFile !== null && this.fileBytes > maxFile) {
       throw teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${maxFile} bytes`, maxFile);
     }

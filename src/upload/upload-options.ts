@@ -104,12 +104,17 @@ export function parseMultipartOptions(query: URLSearchParams): UploadOptions {
 /** Options of the JSON route, from the fields beside `file` (spec 4.3). */
 export function parseJsonOptions(fields: Record<string, unknown>): UploadOptions & { fileName: string } {
   if (fields.fileName === undefined || fields.fileName === null) throw missingArgument('fileName');
+  return { ...parseOptionFields(fields), fileName: parseFileName(fields.fileName) };
+}
+
+/** The upload options as JSON members, each optional (the JSON route's rules; upload URLs fix them this way too). */
+export function parseOptionFields(fields: Record<string, unknown>): UploadOptions {
   if (fields.public !== undefined && fields.public !== null && typeof fields.public !== 'boolean') {
     throw badRequest('public must be true or false', 'public');
   }
   const options = {
     public: typeof fields.public === 'boolean' ? fields.public : null,
-    fileName: parseFileName(fields.fileName),
+    fileName: fields.fileName === undefined || fields.fileName === null ? null : parseFileName(fields.fileName),
     folderPath: fields.folder === undefined || fields.folder === null ? null : parseFolderPath(fields.folder),
     folderId: fields.folderId === undefined || fields.folderId === null ? null : parseFolderId(fields.folderId),
     tags: parseTags(fields.tags),

@@ -14,7 +14,8 @@ import { StorageError, type ObjectStore, type ObjectWriter } from '../storage/ob
 import { InlineContentHasher, PooledContentHasher, type ContentHasher } from './content-hasher.ts';
 import { refusalAtFileStart } from './file-refusal.ts';
 import { IdleTimer } from './idle-timer.ts';
-import type { BodyParser, BodyParserEvents } from './parsers/body-parser.ts';
+import type { BodyParser, BodyParserEvents, FileStart } from './parsers/body-parser.ts';
+import { declaredTypeRefusal, sizeRefusal, storedTypeRefusal, type FileConstraints } from './file-constraints.ts';
 import { RunningUploads, type RunningUpload } from './running-uploads.ts';
 import { UNRESERVED_BYTES, UploadActor, type ReceivedFile } from './upload-actor.ts';
 import type { UploadBody } from './upload-body.ts';
@@ -22,10 +23,11 @@ import { parseFileName, parseJsonOptions, type UploadOptions } from './upload-op
 
 export const MB = 1_000_000;
 
-export type UploadRoute = 'multipart' | 'json';
+/** `raw`: a body that is the file itself (an upload URL used without multipart). */
+export type UploadRoute = 'multipart' | 'json' | 'raw';
 
 /** Spec 8: request size limits per route. */
-export const MAX_BODY_BYTES: Record<UploadRoute, number> = { multipart: 260 * MB, json: 140 * MB };
+export const MAX_BODY_BYTES: Record<UploadRoute, number> = { multipart: 260 * MB, json: 140 * MB, raw: 260 * MB };
 
 // Bytes of a body that may be form or JSON framing rather than file content. Only
 // used to decide, from Content-Length alone, that a file must be too large.
@@ -55,6 +57,8 @@ export interface PreparedUpload {
   options: UploadOptions | null;
   maxFileBytes: number | null;
   folder: FolderRef | null;
+  /** Size and type limits the request fixed for its file (an upload URL's); null: none. */
+  constraints: FileConstraints | null;
 }
 
 export interface UploadRequest {
@@ -67,6 +71,8 @@ export interface UploadRequest {
    * stored again by the client's retry.
    */
   clientGone?: AbortSignal;
+  /** The media id to store the file as (the caller needs it to know, after a failure, whether it was committed); a new one otherwise. */
+  mediaId?: string;
 }
 
 /** The client left after its body arrived and before the commit: nothing is committed. */
@@ -79,6 +85,7 @@ export class ClientGoneError extends Error {
 
 /** The smallest file a body of `length` bytes can carry. */
 function smallestFile(route: UploadRoute, length: number): number {
+  if (route === 'raw') return length;
   const content = Math.max(0, length - FRAMING_ALLOWANCE);
   return route === 'json' ? Math.floor((content * 3) / 4) : content;
 }
@@ -142,9 +149,12 @@ export class UploadService {
    * chunked one reads the state fresh, and so does any refusal before it is
    * answered, so a stale cache never refuses what the database would allow.
    */
-  async prepare(principal: Principal, route: UploadRoute, declaredLength: number | null, options: UploadOptions | null): Promise<PreparedUpload> {
+  async prepare(
+    principal: Principal, route: UploadRoute, declaredLength: number | null, options: UploadOptions | null, constraints: FileConstraints | null = null,
+  ): Promise<PreparedUpload> {
     const maxBody = MAX_BODY_BYTES[route];
     if (declaredLength !== null && declaredLength > maxBody) throw payloadTooLarge(maxBody);
+    const oversize = declaredLength === null ? null : sizeRefusal(constraints, smallestFile(route, declaredLength));
     const { teamStates } = this.deps;
     const teamId = principal.teamId;
     const cacheable = declaredLength !== null && declaredLength <= CACHED_STATE_MAX_BODY;
@@ -153,17 +163,21 @@ export class UploadService {
     // The body could hold a file above a cached file size limit: the actor would refuse it mid-body.
     const mightExceed = maxFile !== null && declaredLength !== null && declaredLength > maxFile;
     if (cacheable && (mightExceed || refusalFromHeaders(team, route, declaredLength))) team = await teamStates.fresh(teamId);
-    const refusal = refusalFromHeaders(team, route, declaredLength);
+    // Past both the request's and the team's size: the smaller one answers, as while streaming.
+    if (oversize && (maxFile === null || constraints!.maxFileBytes! <= maxFile)) throw oversize;
+    const refusal = refusalFromHeaders(team, route, declaredLength) ?? oversize;
     if (refusal) throw refusal;
     const folder = options?.folderId ? await findFolder(this.deps.orm.em.fork(), teamId, options.folderId) : null;
-    return { principal, route, options, maxFileBytes: team.limits.maxMediaFileSize, folder };
+    return { principal, route, options, maxFileBytes: team.limits.maxMediaFileSize, folder, constraints };
   }
 
   /** Streams the body through an UploadActor and answers the 201 body, or throws the refusal. */
   async run(request: UploadRequest) {
     const { prepared, body } = request;
     const teamId = prepared.principal.teamId;
-    const mediaId = randomUUID();
+    const mediaId = request.mediaId ?? randomUUID();
+    const { constraints } = prepared;
+    let currentFile: FileStart | null = null;
     const storageKey = storageKeyOf(teamId, mediaId);
     const { store, pool, quota } = this.deps;
     const offloadFrom = this.deps.hashOffloadMinBytes;
@@ -172,6 +186,7 @@ export class UploadService {
         ? new PooledContentHasher(pool, this.deps.xxhash)
         : new InlineContentHasher(this.deps.xxhash);
     let reserved = false;
+    let pendingReservation: Promise<boolean> = Promise.resolve(false);
     const idleSeconds = this.deps.idleTimeoutSeconds;
     const idle = new IdleTimer(idleSeconds * 1000, () => actor.send({ type: 'abort', reason: requestTimeout(idleSeconds) }));
 
@@ -179,19 +194,34 @@ export class UploadService {
       {
         createParser: request.createParser,
         // Name and declared type are judged when the file starts: a blocked file is refused before storage opens.
-        checkFile: (file) => refusalAtFileStart(prepared.options, file),
+        checkFile: (file) => {
+          currentFile = file;
+          return refusalAtFileStart(prepared.options, file) ?? declaredTypeRefusal(constraints, file.declaredType);
+        },
         openWriter: () => store.openWriter(storageKey, { contentType: 'application/octet-stream', expectedSize: body.declaredLength ?? undefined }),
         // Inline: sniffing 4 KiB takes ~20 µs, less than sending it to a worker (docs/performance.md, "Defaults, and why").
-        sniff: async (head) => sniffContent(head),
+        sniff: async (head) => {
+          const outcome = sniffContent(head);
+          if (outcome.blocked || !constraints?.contentTypes || !currentFile) return outcome;
+          // The type the file would be stored as, refused as soon as its first bytes tell it.
+          const name = prepared.options?.fileName ?? currentFile.fileName ?? '';
+          const refusal = storedTypeRefusal(constraints, resolveContentType(outcome.contentType, currentFile.declaredType, name));
+          return refusal ? { ...outcome, blocked: String(refusal.value) } : outcome;
+        },
         hashChunk: (chunk) => hasher.push(chunk),
         resetHash: () => hasher.reset(),
         digest: () => hasher.digest(),
         reserve: async (bytes) => {
           reserved = true;
-          return quota.reserve(teamId, mediaId, storageKey, bytes);
+          const reservation = quota.reserve(teamId, mediaId, storageKey, bytes);
+          pendingReservation = reservation.catch(() => false);
+          return reservation;
         },
         release: async () => {
-          if (reserved) await quota.release(mediaId);
+          if (!reserved) return;
+          // A refusal can come while a reservation is still on its way: released before it landed, it would stay.
+          await pendingReservation;
+          await quota.release(mediaId);
         },
         commit: (received, writer) => this.commit(prepared, mediaId, storageKey, received, writer, request.clientGone),
         // Time paused by us (storage or quota behind) is not the client's idle time.
@@ -204,7 +234,7 @@ export class UploadService {
           body.resume();
         },
       },
-      { maxBodyBytes: MAX_BODY_BYTES[prepared.route], maxFileBytes: prepared.maxFileBytes },
+      { maxBodyBytes: MAX_BODY_BYTES[prepared.route], maxFileBytes: prepared.maxFileBytes, fileCapBytes: constraints?.maxFileBytes ?? null },
     );
     const running: RunningUpload = {
       id: mediaId,
@@ -254,13 +284,15 @@ export class UploadService {
     const blocked = checkNameAndType(fileName, received.file.declaredType);
     if (blocked) throw unsupportedMediaType(`Blocked file type: ${blocked}`, blocked);
     const contentType = resolveContentType(received.sniffedType, received.file.declaredType, fileName);
+    const typeRefusal = storedTypeRefusal(prepared.constraints, contentType);
+    if (typeRefusal) throw typeRefusal;
 
     await writer.finish();
     try {
       if (clientGone?.aborted) throw new ClientGoneError();
       const created = await this.deps.committer.commit({
         teamId: principal.teamId, keyId: principal.keyId, mediaId, storageKey, fileName, contentType, size: received.size, hash: received.hash,
-        tags: options.tags, public: options.public, routeDefaultPublic: route === 'multipart', folderId: options.folderId, folderPath: options.folderPath,
+        tags: options.tags, public: options.public, routeDefaultPublic: route !== 'json', folderId: options.folderId, folderPath: options.folderPath,
       });
       this.deps.teamStates.noteUsedStorage(principal.teamId, created.usedTeamStorage);
       return created;

@@ -64,7 +64,7 @@ const cases: Case[] = [
   ...[
     ['GET', A], ['GET', `${A}/folders`], ['GET', `${A}/tags`], ['GET', `${A}/usage`], ['GET', `${A}/${bPublic.id}`],
     ['POST', `${A}/folders`], ['POST', `${A}/bulk`], ['PATCH', `${A}/update/${bPublic.id}`], ['DELETE', `${A}/delete/${bPublic.id}`],
-    ['PATCH', `${A}/folders/${bFolder.id}`], ['DELETE', `${A}/folders/${bFolder.id}`], ['POST', `${A}/upload`],
+    ['PATCH', `${A}/folders/${bFolder.id}`], ['DELETE', `${A}/folders/${bFolder.id}`], ['POST', `${A}/upload`], ['POST', `${A}/upload-urls`],
     ['GET', AA], ['POST', AA], ['GET', `${AA}/${bAutomation.id}`], ['PATCH', `${AA}/${bAutomation.id}`], ['DELETE', `${AA}/${bAutomation.id}`],
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: {}, status: 401 })),
   // Team A's key with team B's ids: 404, never B's data.
@@ -76,6 +76,7 @@ const cases: Case[] = [
   { name: "A's key: delete B's folder", method: 'DELETE', path: `${A}/folders/${bFolder.id}`, key: a.key, status: 404 },
   { name: "A's key: folder under B's folder", method: 'POST', path: `${A}/folders`, key: a.key, body: { name: 'inside', parentId: bFolder.id }, status: 404 },
   { name: "A's key: upload into B's folder", method: 'POST', path: `${A}/upload`, key: a.key, body: { file: 'AAAA', fileName: 'x.bin', folderId: bFolder.id }, status: 404 },
+  { name: "A's key: upload URL into B's folder", method: 'POST', path: `${A}/upload-urls`, key: a.key, body: { folderId: bFolder.id }, status: 404 },
   { name: "A's key: move own files into B's folder", method: 'POST', path: `${A}/bulk`, key: a.key, body: { action: 'move', ids: [bPublic.id], folderId: bFolder.id }, status: 404 },
   // Automations: B's ids under A's path are not found; A's key on B's path is not a key of B.
   ...[
@@ -170,4 +171,16 @@ t.test("files are served only under their own team's path", async (t) => {
   t.equal((await fetch(`${server.baseUrl}${bPath.replace(b.teamId, a.teamId)}`)).status, 404, 'not under A’s path');
   const privatePath = `/media/team/${b.teamId}/${bPrivate.path.split('/').pop()}`;
   t.equal((await fetch(`${server.baseUrl}${privatePath}`)).status, 404, 'a private file without a signature is not found');
+});
+
+t.test("an upload URL of B's does not work under A's path, nor one of A's under B's", async (t) => {
+  const before = await snapshotOfB();
+  const bUrl = (await server.media('POST', `/v1/cdn/media/${b.teamId}/upload-urls`, b.key, { body: { fileName: 'b.png' } })).body.url as string;
+  const aUrl = (await server.media('POST', `/v1/cdn/media/${a.teamId}/upload-urls`, a.key, { body: { fileName: 'a.png' } })).body.url as string;
+  for (const url of [bUrl.replace(`/${b.teamId}/`, `/${a.teamId}/`), aUrl.replace(`/${a.teamId}/`, `/${b.teamId}/`)]) {
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'image/png' }, body: pngLike(200) });
+    t.equal(response.status, 403, 'the signature names the team');
+    t.equal(((await response.json()) as { messageKey: string }).messageKey, 'error.media.uploadUrlInvalid');
+  }
+  t.same(JSON.parse(await snapshotOfB()), JSON.parse(before), "team B's data is unchanged");
 });

@@ -25,6 +25,8 @@ export type FolderDeletion = Schemas['FolderDeletion'];
 export type TagList = Schemas['TagList'];
 export type Usage = Schemas['Usage'];
 export type JsonUpload = Schemas['JsonUploadRequest'];
+export type UploadUrl = Schemas['UploadUrl'];
+export type UploadUrlRequest = Schemas['UploadUrlCreateRequest'];
 
 type QueryOf<Name extends keyof operations> = operations[Name]['parameters'] extends { query?: infer Query } ? NonNullable<Query> : never;
 type HeadersOf<Name extends keyof operations> = operations[Name]['parameters'] extends { header?: infer Headers } ? NonNullable<Headers> : never;
@@ -180,6 +182,11 @@ export class MediaClient {
     return this.#json({ method: 'GET', path: `${this.#base}/usage`, query, idempotent: true });
   }
 
+  /** POST .../upload-urls: a URL anyone may upload one file to, without a key (see uploadToUrl), under the options given here. */
+  createUploadUrl(request: UploadUrlRequest = {}): Promise<UploadUrl> {
+    return this.#json({ method: 'POST', path: `${this.#base}/upload-urls`, body: jsonBody(request), idempotent: false });
+  }
+
   /**
    * GET /media/team/<teamId>/<file>: the file itself as a stream (`file` is the id or id.ext of its path;
    * a private file needs the expires and signature of its signed link). 2xx and 304 answer; others throw.
@@ -207,7 +214,7 @@ export class MediaClient {
   }
 }
 
-function apiError(status: number, text: string, headers: Record<string, string | string[] | undefined>): MediaApiError {
+export function apiError(status: number, text: string, headers: Record<string, string | string[] | undefined>): MediaApiError {
   const retryAfter = headers['retry-after'];
   return new MediaApiError(errorBodyOf(status, text), header(headers, 'x-request-id'), retryAfterSeconds(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter));
 }
@@ -216,7 +223,7 @@ function jsonBody(value: unknown): RequestBody {
   return { kind: 'buffer', contentType: 'application/json', data: Buffer.from(JSON.stringify(value)) };
 }
 
-async function uploadBody(source: UploadSource, name: string, contentType: string | undefined): Promise<RequestBody> {
+export async function uploadBody(source: UploadSource, name: string, contentType: string | undefined): Promise<RequestBody> {
   if (typeof source === 'string') {
     const { size } = await stat(source);
     const probe = multipartFile(emptyIterable(), name, size, contentType);

@@ -15,7 +15,10 @@ export interface SignedLinksOptions {
   secret: string;
   /** Milliseconds since the epoch; tests pass a clock they can move. */
   now?: () => number;
+  /** The longest validity: `sign`'s default, and `verify` refuses an expiry further ahead. */
   ttlSeconds?: number;
+  /** The HKDF label of the signing key; one per kind of signed thing, so a signature of one kind never passes as another. */
+  label?: string;
 }
 
 export type SignatureCheck =
@@ -23,8 +26,8 @@ export type SignatureCheck =
   | { valid: false; reason: 'malformed' | 'mismatch' | 'expired' };
 
 /** Derives the signing key: HKDF-SHA256 of the operator secret with a fixed label. */
-export function deriveLinkKey(secret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), Buffer.from(KEY_LABEL), 32));
+export function deriveLinkKey(secret: string, label: string = KEY_LABEL): Buffer {
+  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), Buffer.from(label), 32));
 }
 
 /**
@@ -39,7 +42,7 @@ export class SignedLinks {
 
   constructor(options: SignedLinksOptions) {
     if (!options.secret) throw new Error('SignedLinks needs a non-empty secret');
-    this.key = deriveLinkKey(options.secret);
+    this.key = deriveLinkKey(options.secret, options.label);
     this.clock = options.now ?? Date.now;
     this.ttlSeconds = options.ttlSeconds ?? SIGNED_LINK_TTL_SECONDS;
   }
@@ -51,7 +54,11 @@ export class SignedLinks {
 
   /** `?expires=<unix seconds>&signature=<base64url>` for `path`, valid for ttlSeconds from `now` (ms). */
   sign(path: string, now: number = this.clock()): string {
-    const expires = this.nowSeconds(now) + this.ttlSeconds;
+    return this.signUntil(path, this.nowSeconds(now) + this.ttlSeconds);
+  }
+
+  /** `?expires=<expires>&signature=<base64url>` for `path`, with the expiry given in unix seconds (verify refuses one past ttlSeconds ahead). */
+  signUntil(path: string, expires: number): string {
     return `?expires=${expires}&signature=${this.signature(path, expires).toString('base64url')}`;
   }
 

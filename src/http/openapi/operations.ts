@@ -16,6 +16,7 @@ import {
   mediaListSchema, mediaFileSchema, planLimitsSchema, retriedSchema, tagListSchema, teamMemberSchema, uploadedMediaFileSchema, usageSchema,
 } from './schemas.ts';
 import { teamAdminOperations } from './team-operations.ts';
+import { uploadUrlOperations } from './upload-url-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -86,6 +87,7 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   noteId: z.uuid().meta({ description: 'A note about the member.' }),
   inviteId: z.uuid().meta({ description: 'An invite.' }),
   keyId: z.uuid().meta({ description: 'An API key id.' }),
+  urlId: z.string().meta({ description: 'An upload URL, as createUploadUrl names it.' }),
   automationId: z.uuid().meta({ description: 'An automation of the team.' }),
   deliveryId: z.uuid().meta({ description: 'A delivery of the automation.' }),
   file: z.string().meta({ description: '`<mediaId>` or `<mediaId>.<ext>`, exactly as the file\'s path and links name it.' }),
@@ -563,6 +565,7 @@ const serviceOperations: Record<string, OperationDoc> = {
 
 export const operations: Record<string, OperationDoc> = {
   ...mediaOperations,
+  ...uploadUrlOperations(mediaBase),
   ...fileOperations,
   ...automationOperations('/v1/teams/:teamId/automations', 'team'),
   ...teamAdminOperations(paging),

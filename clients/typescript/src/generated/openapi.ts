@@ -229,6 +229,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/cdn/media/{teamId}/upload-urls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an upload URL (one file, no key needed to use it)
+         * @description Needs `team.media.upload`; a key with scope media:upload may call it. The options fixed here win over anything the uploader sends. The URL expires after expiresInSeconds (at most 3600).
+         */
+        post: operations["createUploadUrl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/media/{teamId}/upload-urls/{urlId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload one file to an upload URL (no Authorization)
+         * @description The `url` of createUploadUrl, as given. Multipart (field `file`) or the raw file as the body. Works once: a second use answers 410 (409 while the first still runs); a failed upload leaves the URL usable. Rate-limited per URL and per team (UPLOAD_URL_RATE_LIMIT_POINTS, UPLOAD_URL_TEAM_RATE_LIMIT_POINTS).
+         */
+        post: operations["uploadToUrl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/media/team/{teamId}/{file}": {
         parameters: {
             query?: never;
@@ -1409,6 +1449,27 @@ export type components = {
             maxFiles?: number | null;
             defaultPublic?: boolean | null;
         };
+        /** @description Every field optional: what the URL fixes for its upload. */
+        UploadUrlCreateRequest: {
+            /** @description Stored file name; without it the uploaded file's own name. */
+            fileName?: string;
+            /** @description Folder name or path such as `screenshots/2024` (at most 5 levels of 1-100 characters); missing folders are created. Not with folderId. */
+            folder?: string;
+            /**
+             * Format: uuid
+             * @description Id of an existing folder of the team. Not with folder.
+             */
+            folderId?: string;
+            tags?: string[] | string;
+            /** @description Visibility; without it the target folder's defaultPublic, else public. */
+            public?: boolean;
+            /** @description The largest file the URL takes (413 beyond). */
+            maxSizeBytes?: number;
+            /** @description Allowed types of the file, `type/subtype` or `type/*` (1-32); the file's stored type must match one (415 otherwise). */
+            contentTypes?: string[];
+            /** @description Validity in seconds, 60-3600; default 900. */
+            expiresInSeconds?: number;
+        };
         AutomationCreateRequest: {
             name: string;
             /**
@@ -1739,6 +1800,27 @@ export type components = {
             multiUseInvites: boolean;
             customerDiscordRoleId: string;
             maxMediaFileSize: number | null;
+        };
+        /** @description An upload URL for one file. */
+        UploadUrl: {
+            /** @description Where to POST the file: signed, usable once, without Authorization. */
+            url: string;
+            /** @constant */
+            method: "POST";
+            fields: {
+                /**
+                 * @description The form field to send the file in (multipart).
+                 * @constant
+                 */
+                name: "file";
+            };
+            /**
+             * Format: date-time
+             * @description When the URL stops working.
+             */
+            expiresAt: string;
+            /** @description The largest file the URL takes now: the smallest of the requested size, the plan's maxMediaFileSize and the route's limit. */
+            maxSizeBytes: number;
         };
         AutomationList: {
             data: components["schemas"]["Automation"][];
@@ -3653,6 +3735,281 @@ export interface operations {
                 };
             };
             /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createUploadUrl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["UploadUrlCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadUrl"];
+                };
+            };
+            /** @description The body is not valid JSON, or an option is invalid as the upload routes judge it (the Error names it in `value`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the permission or scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description folderId names no folder of the team. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadToUrl: {
+        parameters: {
+            query: {
+                /** @description Part of the signed URL. */
+                expires: string;
+                /** @description Part of the signed URL. */
+                signature: string;
+                /** @description The file's name when the URL fixes none (a raw body needs one, here or in the URL). */
+                fileName?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description An upload URL, as createUploadUrl names it. */
+                urlId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The file; without a field named file, the first file of the form. Other fields are ignored.
+                     */
+                    file: string;
+                };
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadedMediaFile"];
+                };
+            };
+            /** @description Malformed body, invalid fileName, no file, or a raw body without a file name. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Plan limit: file larger than maxMediaFileSize, or the team storage (maxTeamStorage) is full. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The URL is altered or malformed (messageKey error.media.uploadUrlInvalid). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The URL is gone (its key or team was deleted), or the folder it names was deleted. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body stopped arriving for UPLOAD_IDLE_TIMEOUT_SECONDS. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An upload to this URL is running (messageKey error.media.uploadUrlInUse). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The URL has expired (error.media.uploadUrlExpired) or was used (error.media.uploadUrlUsed). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is larger than the URL's maxSizeBytes, or the body than the route allows. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file's type is not among the URL's contentTypes, or is blocked (HTML, JavaScript, executables, shell scripts, SVG). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many uses of this URL or of the team's upload URLs, or too many altered URLs from this address; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Upload capacity busy (messageKey error.media.uploadBusy; retry after Retry-After), or storage unavailable. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];

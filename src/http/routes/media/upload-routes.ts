@@ -23,7 +23,41 @@ export interface UploadRouteDeps {
   metrics: Metrics;
 }
 
-const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.mediaUpload };
+export const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.mediaUpload };
+
+/**
+ * Streams one prepared upload: waits for an admission slot (its socket paused), runs it, and
+ * answers 201 with the media file, or throws its refusal; counts its bytes and duration.
+ * `mediaId`: the id to store it as (an upload URL needs it to know whether a failure committed).
+ */
+export async function streamUpload(
+  deps: Pick<UploadRouteDeps, 'gate' | 'uploads' | 'metrics'>,
+  request: HttpRequest,
+  prepare: () => Promise<PreparedUpload>,
+  createParser: (events: BodyParserEvents) => BodyParser,
+  rateHeaders: Record<string, string>,
+  mediaId?: string,
+): Promise<HttpResult> {
+  const prepared = await prepare();
+  const release = await deps.gate.admit(prepared.principal.teamId, request.signal);
+  const started = performance.now();
+  let outcome: UploadOutcome = 'failed';
+  try {
+    const created = await deps.uploads.run({ prepared, body: request.body, createParser, clientGone: request.signal, mediaId });
+    outcome = 'created';
+    return json(201, created, rateHeaders);
+  } catch (error) {
+    outcome = outcomeOf(error, request);
+    const storageError = storageErrorOf(error);
+    if (storageError) deps.metrics.storageWriterErrors.inc({ code: storageError.code });
+    throw error;
+  } finally {
+    release();
+    // Once per upload, not per chunk: the body's byte count is kept by RequestBody anyway.
+    deps.metrics.uploadBytes.inc({ route: prepared.route }, request.body.bytesReceived);
+    deps.metrics.uploadDuration.observe({ route: prepared.route, outcome }, (performance.now() - started) / 1000);
+  }
+}
 
 /**
  * The two upload routes of spec 4.2 and 4.3. Everything decidable from the
@@ -31,32 +65,12 @@ const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.mediaUpl
  * slot its socket stays paused and no body byte is read.
  */
 export function uploadRoutes(deps: UploadRouteDeps): Route[] {
-  async function upload(
+  const upload = (
     request: HttpRequest,
     prepare: () => Promise<PreparedUpload>,
     createParser: (events: BodyParserEvents) => BodyParser,
     rateHeaders: Record<string, string>,
-  ): Promise<HttpResult> {
-    const prepared = await prepare();
-    const release = await deps.gate.admit(prepared.principal.teamId, request.signal);
-    const started = performance.now();
-    let outcome: UploadOutcome = 'failed';
-    try {
-      const created = await deps.uploads.run({ prepared, body: request.body, createParser, clientGone: request.signal });
-      outcome = 'created';
-      return json(201, created, rateHeaders);
-    } catch (error) {
-      outcome = outcomeOf(error, request);
-      const storageError = storageErrorOf(error);
-      if (storageError) deps.metrics.storageWriterErrors.inc({ code: storageError.code });
-      throw error;
-    } finally {
-      release();
-      // Once per upload, not per chunk: the body's byte count is kept by RequestBody anyway.
-      deps.metrics.uploadBytes.inc({ route: prepared.route }, request.body.bytesReceived);
-      deps.metrics.uploadDuration.observe({ route: prepared.route, outcome }, (performance.now() - started) / 1000);
-    }
-  }
+  ) => streamUpload(deps, request, prepare, createParser, rateHeaders);
 
   return [
     {
@@ -94,7 +108,7 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
   ];
 }
 
-function outcomeOf(error: unknown, request: HttpRequest): UploadOutcome {
+export function outcomeOf(error: unknown, request: HttpRequest): UploadOutcome {
   if (error instanceof ClientAbortedError || request.signal.aborted) return 'aborted';
   return error instanceof ServiceError && error.status < 500 ? 'refused' : 'failed';
 }

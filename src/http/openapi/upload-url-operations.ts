@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { createUploadUrlSchema, UPLOAD_URL_MAX_SECONDS } from '../../domain/upload-urls/upload-url.service.ts';
+import { uploadOptionSchemas } from '../../upload/upload-options.ts';
+import type { OperationDoc } from './operations.ts';
+import { uploadedMediaFileSchema } from './schemas.ts';
+
+export const uploadUrlSchema = z
+  .object({
+    url: z.string().meta({ description: 'Where to POST the file: signed, usable once, without Authorization.' }),
+    method: z.literal('POST'),
+    fields: z.object({ name: z.literal('file').meta({ description: 'The form field to send the file in (multipart).' }) }),
+    expiresAt: z.iso.datetime().meta({ description: 'When the URL stops working.' }),
+    maxSizeBytes: z.int().meta({ description: 'The largest file the URL takes now: the smallest of the requested size, the plan\'s maxMediaFileSize and the route\'s limit.' }),
+  })
+  .meta({ id: 'UploadUrl', description: 'An upload URL for one file.' });
+
+const fileBody = z.object({
+  file: z.string().meta({
+    format: 'binary',
+    contentMediaType: 'application/octet-stream',
+    description: 'The file; without a field named file, the first file of the form. Other fields are ignored.',
+  }),
+});
+const rawBody = z.string().meta({ format: 'binary', description: 'The file itself, with its own Content-Type (checked against contentTypes before any byte).' });
+
+/** The two upload URL routes: made with a team key, used with none. */
+export function uploadUrlOperations(mediaBase: string): Record<string, OperationDoc> {
+  return {
+    [`POST ${mediaBase}/upload-urls`]: {
+      operationId: 'createUploadUrl',
+      summary: 'Create an upload URL (one file, no key needed to use it)',
+      description: 'Needs `team.media.upload`; a key with scope media:upload may call it. The options fixed here win over anything '
+        + `the uploader sends. The URL expires after expiresInSeconds (at most ${UPLOAD_URL_MAX_SECONDS}).`,
+      tag: 'media',
+      access: 'teamApiKey',
+      body: createUploadUrlSchema,
+      responses: { 201: { description: 'Created.', schema: uploadUrlSchema } },
+      errors: {
+        400: 'The body is not valid JSON, or an option is invalid as the upload routes judge it (the Error names it in `value`).',
+        404: 'folderId names no folder of the team.',
+        413: 'The body is larger than MAX_JSON_BODY_BYTES.',
+      },
+    },
+    [`POST ${mediaBase}/upload-urls/:urlId`]: {
+      operationId: 'uploadToUrl',
+      summary: 'Upload one file to an upload URL (no Authorization)',
+      description: 'The `url` of createUploadUrl, as given. Multipart (field `file`) or the raw file as the body. '
+        + 'Works once: a second use answers 410 (409 while the first still runs); a failed upload leaves the URL usable. '
+        + 'Rate-limited per URL and per team (UPLOAD_URL_RATE_LIMIT_POINTS, UPLOAD_URL_TEAM_RATE_LIMIT_POINTS).',
+      tag: 'media',
+      access: 'public',
+      query: z.object({
+        expires: z.string().meta({ description: 'Part of the signed URL.' }),
+        signature: z.string().meta({ description: 'Part of the signed URL.' }),
+        fileName: uploadOptionSchemas.fileName.optional().meta({ description: 'The file\'s name when the URL fixes none (a raw body needs one, here or in the URL).' }),
+      }),
+      bodyContent: { 'multipart/form-data': fileBody, '*/*': rawBody },
+      bodyRequired: true,
+      responses: { 201: { description: 'Stored.', schema: uploadedMediaFileSchema } },
+      errors: {
+        400: 'Malformed body, invalid fileName, no file, or a raw body without a file name.',
+        402: 'Plan limit: file larger than maxMediaFileSize, or the team storage (maxTeamStorage) is full.',
+        403: 'The URL is altered or malformed (messageKey error.media.uploadUrlInvalid).',
+        404: 'The URL is gone (its key or team was deleted), or the folder it names was deleted.',
+        408: 'The body stopped arriving for UPLOAD_IDLE_TIMEOUT_SECONDS.',
+        409: 'An upload to this URL is running (messageKey error.media.uploadUrlInUse).',
+        410: 'The URL has expired (error.media.uploadUrlExpired) or was used (error.media.uploadUrlUsed).',
+        413: 'The file is larger than the URL\'s maxSizeBytes, or the body than the route allows.',
+        415: 'The file\'s type is not among the URL\'s contentTypes, or is blocked (HTML, JavaScript, executables, shell scripts, SVG).',
+        429: 'Too many uses of this URL or of the team\'s upload URLs, or too many altered URLs from this address; retry after Retry-After.',
+        503: 'Upload capacity busy (messageKey error.media.uploadBusy; retry after Retry-After), or storage unavailable.',
+      },
+    },
+  };
+}

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
+import type { Principal } from '../../../auth/principal.ts';
+import type { UploadUrlService } from '../../../domain/upload-urls/upload-url.service.ts';
+import type { TeamStateCache } from '../../../domain/teams/team-state-cache.ts';
+import { badRequest } from '../../../errors/errors.ts';
+import { ServiceError } from '../../../errors/service-error.ts';
+import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
+import type { FileStart } from '../../../upload/parsers/body-parser.ts';
+import { MultipartParser, multipartBoundary } from '../../../upload/parsers/multipart-parser.ts';
+import { RawBodyParser } from '../../../upload/parsers/raw-body-parser.ts';
+import { declaredTypeRefusal, bareContentType, type FileConstraints } from '../../../upload/file-constraints.ts';
+import { refusalAtFileStart } from '../../../upload/file-refusal.ts';
+import { parseFileName, type UploadOptions } from '../../../upload/upload-options.ts';
+import { MAX_BODY_BYTES } from '../../../upload/upload-service.ts';
+import { authorizeMedia } from '../../guards.ts';
+import { ClientAbortedError } from '../../request-body.ts';
+import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
+import { streamUpload, uploadAccess, type UploadRouteDeps } from './upload-routes.ts';
+
+export interface UploadUrlRouteDeps extends UploadRouteDeps {
+  uploadUrls: UploadUrlService;
+  teamStates: TeamStateCache;
+  /** Failed authentications per client address; an altered URL counts like a wrong key. */
+  authFailures: FailureThrottle;
+  /** Uses per URL and per team (UPLOAD_URL_*RATE_LIMIT*). */
+  uploadUrlLimits: { perUrl: RequestRateLimiter; perTeam: RequestRateLimiter };
+  maxJsonBodyBytes: number;
+}
+
+/** Why a use of an upload URL did not store a file: the label of media_upload_urls_refused_total. */
+export type UploadUrlRefusalReason =
+  | 'invalid' | 'expired' | 'used' | 'in_use' | 'not_found' | 'rate_limited' | 'bad_request' | 'too_large' | 'team_limit' | 'type' | 'timeout'
+  | 'busy' | 'aborted' | 'failed';
+
+const REASON_BY_KEY: Record<string, UploadUrlRefusalReason> = {
+  'error.media.uploadUrlInvalid': 'invalid',
+  'error.media.uploadUrlExpired': 'expired',
+  'error.media.uploadUrlUsed': 'used',
+  'error.media.uploadUrlInUse': 'in_use',
+};
+const REASON_BY_STATUS: Record<number, UploadUrlRefusalReason> = {
+  400: 'bad_request', 402: 'team_limit', 404: 'not_found', 408: 'timeout', 413: 'too_large', 415: 'type', 429: 'rate_limited', 503: 'busy',
+};
+
+function refusalReason(error: unknown, request: HttpRequest): UploadUrlRefusalReason {
+  if (error instanceof ClientAbortedError || request.signal.aborted) return 'aborted';
+  if (!(error instanceof ServiceError)) return 'failed';
+  return REASON_BY_KEY[error.messageKey] ?? REASON_BY_STATUS[error.status] ?? 'failed';
+}
+
+/** How the uploader sends the file: a form, or the file as the body. */
+type BodyForm = { route: 'multipart'; boundary: string } | { route: 'raw'; file: FileStart };
+
+function bodyForm(request: HttpRequest, uploaderName: string | null): BodyForm {
+  const contentType = request.headers['content-type'];
+  if (bareContentType(contentType) === 'multipart/form-data') return { route: 'multipart', boundary: multipartBoundary(contentType!) };
+  return { route: 'raw', file: { fieldName: null, fileName: uploaderName, declaredType: bareContentType(contentType) } };
+}
+
+/**
+ * Upload URLs (docs/upload-urls.md): a team key makes one; anyone holding it uploads one file
+ * with it, without a key, as multipart or as the raw body, under the options and limits the URL
+ * fixed. The checks of a use, in order: the client address's failed-authentication budget (429),
+ * the signature (403, counted as a failed authentication) and expiry (410), the URL's and the
+ * team's use budgets (429), the body's form (400), the claim (409 running, 410 used), then
+ * everything an ordinary upload checks, from the headers first.
+ */
+export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
+  const { metrics } = deps;
+
+  const useUrl = async (request: HttpRequest): Promise<HttpResult> => {
+    const teamId = request.params['teamId']!;
+    const urlId = request.params['urlId']!;
+    await deps.authFailures.refuseIfExhausted(request.remoteAddress);
+    try {
+      deps.uploadUrls.verify(teamId, urlId, request.query.get('expires'), request.query.get('signature'));
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 403) await deps.authFailures.count(request.remoteAddress);
+      throw error;
+    }
+    await deps.uploadUrlLimits.perUrl.consume(urlId);
+    await deps.uploadUrlLimits.perTeam.consume(teamId);
+    const uploaderName = request.query.get('fileName');
+    const form = bodyForm(request, uploaderName);
+
+    const url = await deps.uploadUrls.claim(teamId, urlId);
+    const mediaId = randomUUID();
+    let committed = false;
+    try {
+      // What the URL fixed wins; the uploader may only name the file when the URL does not.
+      const options: UploadOptions = { ...url.options, fileName: url.options.fileName ?? (uploaderName === null ? null : parseFileName(uploaderName)) };
+      const constraints: FileConstraints = { maxFileBytes: url.maxSizeBytes, contentTypes: url.contentTypes };
+      if (form.route === 'raw') {
+        // The raw body's headers are the file's: its name and type are judged before any byte.
+        if (options.fileName === null) throw badRequest('The file has no name; give fileName', 'fileName');
+        const refusal = refusalAtFileStart(options, form.file) ?? declaredTypeRefusal(constraints, form.file.declaredType);
+        if (refusal) throw refusal;
+      }
+      // The upload acts for the key that made the URL, with no permission of its own beyond this one file.
+      const principal: Principal = { keyId: url.keyId, teamId, memberId: null, permissions: new Set(), scopes: [] };
+      const result = await streamUpload(
+        deps,
+        request,
+        () => deps.uploads.prepare(principal, form.route, request.body.declaredLength, options, constraints),
+        (events) => (form.route === 'multipart' ? new MultipartParser(form.boundary, events) : new RawBodyParser(form.file, events)),
+        { 'Cache-Control': 'no-store' },
+        mediaId,
+      );
+      committed = true;
+      metrics.uploadUrlsUsed.inc();
+      // Should this fail, the URL stays claimed: never usable again, which is what a used URL is.
+      await deps.uploadUrls.consume(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not marked used'));
+      return result;
+    } finally {
+      if (!committed) {
+        // Nothing was stored: the holder may retry with the same URL until it expires.
+        await deps.uploadUrls.release(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not released'));
+      }
+    }
+  };
+
+  return [
+    {
+      method: 'POST',
+      pattern: '/v1/cdn/media/:teamId/upload-urls',
+      // Idempotency-Key (issue 13.1) wraps this handler: it stores nothing but the URL's row.
+      handler: async (request) => {
+        const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
+        const body = await request.body.json(deps.maxJsonBodyBytes);
+        const team = await deps.teamStates.get(principal.teamId);
+        const created = await deps.uploadUrls.create(principal, body, { maxMediaFileSize: team.limits.maxMediaFileSize, routeMaxBytes: MAX_BODY_BYTES.raw });
+        metrics.uploadUrlsCreated.inc();
+        return json(201, created, { ...headers, 'Cache-Control': 'no-store' });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/v1/cdn/media/:teamId/upload-urls/:urlId',
+      handler: async (request) => {
+        try {
+          return await useUrl(request);
+        } catch (error) {
+          metrics.uploadUrlsRefused.inc({ reason: refusalReason(error, request) });
+          throw error;
+        }
+      },
+    },
+  ];
+}
