@@ -16,6 +16,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'Conflict.',
   413: 'The request body is too large.',
   415: 'Unsupported media type.',
+  422: 'The request cannot be processed as sent.',
   429: 'Rate limit of the key exceeded; retry after Retry-After seconds.',
   431: 'The request headers are too large.',
   500: 'Unexpected error; the Error value holds the request id.',
