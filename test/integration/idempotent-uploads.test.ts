@@ -7,6 +7,7 @@ import { request as httpRequest } from 'node:http';
 import t from 'tap';
 import { fingerprintOf } from '../../src/domain/idempotency/idempotency-key.ts';
 import { parseMultipartOptions } from '../../src/upload/upload-options.ts';
+import { holdTeamCommits } from '../helpers/commit-hold.ts';
 import { connectPg } from '../helpers/database.ts';
 import { assertAnswer } from '../helpers/openapi-answers.ts';
 import { RawConnection } from '../helpers/raw-connection.ts';
@@ -51,31 +52,6 @@ function counterValue(text: string, name: string, labels: string): number {
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
-/**
- * Holds the team row (as the upload commit locks it) in a transaction of the test's own, so an
- * upload's commit waits, after the service decided to commit it, until release().
- */
-async function holdCommits(server: TestServer, teamId: string): Promise<{ waiting(): Promise<boolean>; release(): Promise<void> }> {
-  const client = await connectPg(server.databaseUrl);
-  // pg_stat_activity is read from another session: inside a transaction it is a snapshot taken once.
-  const observer = await connectPg(server.databaseUrl);
-  await client.query('begin');
-  await client.query('select 1 from team where id = $1 for no key update', [teamId]);
-  return {
-    async waiting() {
-      const rows = await observer.query(
-        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%media_commit_uploads%'`,
-      );
-      return rows.rows[0].n > 0;
-    },
-    async release() {
-      await client.query('rollback');
-      await client.end();
-      await observer.end();
-    },
-  };
-}
-
 for (const driver of ['fs', 's3'] as Driver[]) {
   t.test(`${driver}: a retry after the answer was lost replays the first answer and stores nothing more`, async (t) => {
     const server = await startTestServer(t, { settings: driverSettings(driver) });
@@ -83,7 +59,7 @@ for (const driver of ['fs', 's3'] as Driver[]) {
     const content = pngLike(20 * KiB);
     const key = `lost-${randomUUID()}`;
 
-    const hold = await holdCommits(server, team.teamId);
+    const hold = await holdTeamCommits(server.databaseUrl, team.teamId);
     const { body, contentType } = multipartBody([{ content, fileName: 'lost.png', contentType: 'image/png' }]);
     const connection = await RawConnection.open(server.app.port);
     connection.write(

@@ -2149,6 +2149,8 @@ export type components = {
     };
     responses: never;
     parameters: {
+        /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
+        IdempotencyKey: string;
         /** @description Page to answer, from 1. */
         PageNumber: number;
         /** @description Items per page, 1-500. */
@@ -2180,7 +2182,10 @@ export interface operations {
                 folderId?: string;
                 tags?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The team; a team key must belong to it (401 otherwise). */
                 teamId: string;
@@ -2199,12 +2204,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Stored. */
+            /** @description Stored (or, with Idempotent-Replayed, stored by the first request with this Idempotency-Key). */
             201: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2265,6 +2271,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is larger than the route allows. */
             413: {
                 headers: {
@@ -2276,6 +2291,15 @@ export interface operations {
             };
             /** @description Blocked file type: HTML, JavaScript, executables, shell scripts, SVG. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused). */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2326,7 +2350,10 @@ export interface operations {
     uploadMediaJson: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The team; a team key must belong to it (401 otherwise). */
                 teamId: string;
@@ -2339,12 +2366,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Stored. */
+            /** @description Stored (or, with Idempotent-Replayed, stored by the first request with this Idempotency-Key). */
             201: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2405,6 +2433,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is larger than the route allows. */
             413: {
                 headers: {
@@ -2416,6 +2453,15 @@ export interface operations {
             };
             /** @description Blocked file type: HTML, JavaScript, executables, shell scripts, SVG. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused). */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

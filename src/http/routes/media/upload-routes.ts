@@ -61,6 +61,9 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
     const key = idempotencyKeyOf(call.request);
     let claim: IdempotencyClaim | null = null;
     if (key !== null) {
+      // An upload the gate would refuse now costs no claim (nor its release): overload stays cheap.
+      const busy = deps.gate.refusal(call.principal.teamId);
+      if (busy) throw busy;
       const outcome = await deps.idempotency.claim({
         teamId: call.principal.teamId, key, route: call.route, fingerprint: fingerprintOf({ options: call.options }),
       });
