@@ -8,6 +8,7 @@ import t from 'tap';
 import { fingerprintOf } from '../../src/domain/idempotency/idempotency-key.ts';
 import { parseMultipartOptions } from '../../src/upload/upload-options.ts';
 import { holdTeamCommits } from '../helpers/commit-hold.ts';
+import { createTeam as createCrashTeam, prepareInstance, startService } from '../helpers/crashed-instance.ts';
 import { connectPg } from '../helpers/database.ts';
 import { assertAnswer } from '../helpers/openapi-answers.ts';
 import { RawConnection } from '../helpers/raw-connection.ts';
@@ -75,7 +76,7 @@ for (const driver of ['fs', 's3'] as Driver[]) {
     t.ok(
       await eventually(async () => {
         listed = (await server.media('GET', `/v1/cdn/media/${team.teamId}`, team.key)).body;
-        return listed.totalCount === 1;
+        return listed.totalCount === 1 && listed.media.length === 1;
       }),
       'the upload was committed although its answer was lost',
     );
@@ -339,3 +340,40 @@ t.test('OpenAPI: both upload routes describe the header, 409, 422 and Idempotent
   }
 });
 
+
+t.test('a claim left by a killed instance does not hold its key: the retry on another instance stores the file', async (t) => {
+  const instance = await prepareInstance(t, 'fs', '');
+  const killed = await startService(t, instance);
+  const team = await createCrashTeam(killed.port, 'KilledClaim');
+  const content = pngLike(64 * KiB);
+  const { body, contentType } = multipartBody([{ content, fileName: 'killed.png', contentType: 'image/png' }]);
+  const held = httpRequest(`http://127.0.0.1:${killed.port}${uploadPath(team.teamId)}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${team.key}`, 'content-type': contentType, 'content-length': String(body.length), 'idempotency-key': 'killed-1' },
+  });
+  held.on('error', () => undefined); // the server dies under it
+  held.write(body.subarray(0, Math.floor(body.length / 2)));
+  const pg = await connectPg(instance.databaseUrl);
+  t.teardown(() => pg.end());
+  const claims = async () => (await pg.query(`select state from idempotency_key where key = 'killed-1'`)).rows.map((row) => row.state);
+  t.ok(await eventually(async () => (await claims()).length === 1), 'the upload holds its key');
+  killed.child.kill('SIGKILL');
+  await killed.exited;
+
+  const survivor = await startTestServer(t, { databaseUrl: instance.databaseUrl });
+  const apiTeam = { ...team, ownerId: '', keyId: '' };
+  const statuses: number[] = [];
+  let last: ApiResponse | undefined;
+  t.ok(
+    await eventually(async () => {
+      last = await uploadKeyed(survivor, apiTeam, 'killed-1', content, { fileName: 'killed.png' });
+      statuses.push(last.status);
+      return last.status !== 409;
+    }),
+    'the key is free once the killed instance\'s session is gone',
+  );
+  t.equal(last?.status, 201, `the retry stores the file (answers: ${statuses.join(',')})`);
+  t.equal(last?.headers.get('idempotent-replayed'), null, 'as a first request');
+  t.same(await claims(), ['completed']);
+  t.equal((await teamStorageState(instance.databaseUrl, team.teamId)).files, 1, 'one file');
+});
