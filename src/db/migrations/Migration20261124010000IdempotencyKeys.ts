@@ -12,6 +12,11 @@ import { Migration } from '@mikro-orm/migrations';
  * - `expires_at`: 24 hours after the claim; an expired row no longer holds its key and is deleted
  *   by the sweep.
  *
+ * `idempotency_claim` claims a key in one call (one round trip before the body): it inserts a
+ * running claim, or locks and answers the existing row; a row that expired, or a running claim
+ * whose process is gone (an earlier boot of the claiming instance, or an instance whose
+ * InstanceIdentity advisory lock no session holds), is taken over.
+ *
  * `media_commit_uploads_idempotent` wraps `media_commit_uploads` for a batch in which some uploads
  * carry a claim (`idem_key`, `idem_claim`, `idem_fingerprint`, `answer`): in the same transaction
  * it locks the team row (the order of every upload commit and of a team's deletion, which cascades
