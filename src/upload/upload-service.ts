@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.ts';
 import { findFolder, type FolderRef } from '../domain/folders/folder-resolver.ts';
+import { fingerprintOf } from '../domain/idempotency/idempotency-key.ts';
+import type { IdempotencyClaim } from '../domain/idempotency/idempotency-keys.ts';
 import type { TeamStateCache } from '../domain/teams/team-state-cache.ts';
 import type { TeamStorageState } from '../domain/teams/team.service.ts';
 import type { StorageQuota } from '../domain/uploads/storage-quota.ts';
@@ -12,6 +14,7 @@ import { checkNameAndType, resolveContentType, sniffContent } from '../media/fil
 import type { MediaPool } from '../pool/media-pool.ts';
 import { StorageError, type ObjectStore, type ObjectWriter } from '../storage/object-store.ts';
 import { InlineContentHasher, PooledContentHasher, type ContentHasher } from './content-hasher.ts';
+import { DiscardWriter } from './discard-writer.ts';
 import { refusalAtFileStart } from './file-refusal.ts';
 import { IdleTimer } from './idle-timer.ts';
 import type { BodyParser, BodyParserEvents } from './parsers/body-parser.ts';
@@ -19,9 +22,6 @@ import { RunningUploads, type RunningUpload } from './running-uploads.ts';
 import { UNRESERVED_BYTES, UploadActor, type ReceivedFile } from './upload-actor.ts';
 import type { UploadBody } from './upload-body.ts';
 import { parseFileName, parseJsonOptions, type UploadOptions } from './upload-options.ts';
-import type { IdempotencyClaim } from '../domain/idempotency/idempotency-keys.ts';
-import { fingerprintOf } from '../domain/idempotency/idempotency-key.ts';
-import { DiscardWriter } from './discard-writer.ts';
 
 export const MB = 1_000_000;
 
