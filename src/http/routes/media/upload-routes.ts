@@ -32,8 +32,8 @@ const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.mediaUpl
 const MULTIPART_ROUTE = 'POST /v1/cdn/media/:teamId/upload/file';
 const JSON_ROUTE = 'POST /v1/cdn/media/:teamId/upload';
 
-/** One upload request as the routes hand it on. */
-interface UploadCall {
+/** One upload request as a route hands it on, once authenticated and its options parsed. */
+export interface UploadCall {
   request: HttpRequest;
   /** `<METHOD> <pattern>`, as the route declares itself. */
   route: string;
@@ -47,11 +47,11 @@ interface UploadCall {
 }
 
 /**
- * The two upload routes of spec 4.2 and 4.3. Everything decidable from the
- * headers is decided before the admission gate; while an upload waits for a
- * slot its socket stays paused and no body byte is read.
+ * Runs one upload: the Idempotency-Key (when sent), the refusals from the headers, the admission
+ * gate, the body, the commit. Any route that stores an upload (spec 4.2 and 4.3, and an upload URL)
+ * hands its request to this, so the key behaves the same everywhere.
  */
-export function uploadRoutes(deps: UploadRouteDeps): Route[] {
+export function uploadRunner(deps: Omit<UploadRouteDeps, 'authenticator' | 'rateLimiter'>): (call: UploadCall) => Promise<HttpResult> {
   /**
    * With an Idempotency-Key the key is claimed first (one round trip, before any refusal that the
    * first request's own commit could cause, such as a now full team): a completed key replays,
@@ -117,6 +117,16 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
     return replayedAnswer(answer, call.rateHeaders);
   }
 
+  return upload;
+}
+
+/**
+ * The two upload routes of spec 4.2 and 4.3. Everything decidable from the
+ * headers is decided before the admission gate; while an upload waits for a
+ * slot its socket stays paused and no body byte is read.
+ */
+export function uploadRoutes(deps: UploadRouteDeps): Route[] {
+  const upload = uploadRunner(deps);
   return [
     {
       method: 'POST',
