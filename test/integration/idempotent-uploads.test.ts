@@ -328,6 +328,24 @@ t.test('a running claim holds its key only while its process lives', async (t) =
   t.same((await keyRows(server, team.teamId)).map((row) => row.key), ['earlier-start', 'gone-instance', 'live'], 'the sweep frees an earlier start\'s claims');
 });
 
+t.test('an upload whose claim was taken over meanwhile is not committed', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('TakenOver');
+  const held = heldKeyedUpload(server, team, 'taken-1', pngLike(64 * KiB));
+  t.ok(await eventually(async () => (await keyRows(server, team.teamId)).length === 1), 'the upload holds its key');
+  const pg = await connectPg(server.databaseUrl);
+  t.teardown(() => pg.end());
+  // As a retry on another instance does when it judged this claim's process gone.
+  await pg.query(`update idempotency_key set claim_id = gen_random_uuid() where team_id = $1`, [team.teamId]);
+  held.finish();
+  const answer = await held.response;
+  t.equal(answer.status, 409, 'the commit refuses it');
+  t.equal(answer.body.messageKey, 'error.media.idempotencyInFlight');
+  t.equal((await teamStorageState(server.databaseUrl, team.teamId)).files, 0, 'nothing committed');
+  t.equal((await settledObjects('fs', server.dataDir, team.teamId, 0)).objects.length, 0, 'its bytes removed');
+  t.same((await keyRows(server, team.teamId)).map((row) => row.state), ['running'], 'the claim that took over is left alone');
+});
+
 t.test('OpenAPI: both upload routes describe the header, 409, 422 and Idempotent-Replayed', async (t) => {
   const server = await startTestServer(t);
   const document = (await server.request('GET', '/v1/openapi.json')).body;
