@@ -354,6 +354,7 @@ t.test('OpenAPI: both upload routes describe the header, 409, 422 and Idempotent
     const operation = document.paths[path].post;
     t.match(JSON.stringify(operation.parameters), /#\/components\/parameters\/IdempotencyKey/, `${path}: the request header`);
     t.ok(operation.responses['409'] && operation.responses['422'], `${path}: 409 and 422`);
+    t.match(JSON.stringify(operation.responses['409'].headers), /RetryAfter/, `${path}: 409 with Retry-After`);
     t.match(JSON.stringify(operation.responses['201'].headers), /Idempotent-Replayed/, `${path}: the answer header`);
   }
 });

@@ -97,7 +97,7 @@ function responses(doc: OperationDoc): ZodOpenApiResponsesObject {
   for (const status of [...errors].sort((a, b) => a - b)) {
     const description = doc.errors[status] ?? ERROR_DESCRIPTIONS[status];
     if (!description) throw new Error(`OpenAPI: no description for error status ${status} of ${doc.operationId}`);
-    const headers = status === 429 || status === 503 ? z.object({ 'Retry-After': retryAfter }) : undefined;
+    const headers = status === 429 || status === 503 || doc.retryAfterOn?.includes(status) ? z.object({ 'Retry-After': retryAfter }) : undefined;
     result[String(status)] = {
       description,
       content: { 'application/json': { schema: errorBodySchema } },

@@ -54,6 +54,8 @@ export interface OperationDoc {
   responses: Record<number, ResponseDoc>;
   /** Error answers by status (all in the Error body), with what they mean on this route. */
   errors: Record<number, string>;
+  /** Error statuses that carry Retry-After on this route, besides 429 and 503 (which always do). */
+  retryAfterOn?: number[];
 }
 
 export const TAGS = {
@@ -193,6 +195,7 @@ const mediaOperations: Record<string, OperationDoc> = {
     bodyRequired: true,
     responses: { 201: { description: 'Stored (or, with Idempotent-Replayed, stored by the first request with this Idempotency-Key).', schema: uploadedMediaFileSchema, headers: uploadAnswerHeaders } },
     errors: UPLOAD_ERRORS,
+    retryAfterOn: [409],
   },
   [`POST ${mediaBase}/upload`]: {
     operationId: 'uploadMediaJson',
@@ -205,6 +208,7 @@ const mediaOperations: Record<string, OperationDoc> = {
     bodyRequired: true,
     responses: { 201: { description: 'Stored (or, with Idempotent-Replayed, stored by the first request with this Idempotency-Key).', schema: uploadedMediaFileSchema, headers: uploadAnswerHeaders } },
     errors: UPLOAD_ERRORS,
+    retryAfterOn: [409],
   },
   [`GET ${mediaBase}`]: {
     operationId: 'listMedia',

@@ -2274,6 +2274,7 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After). */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2436,6 +2437,7 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After). */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
