@@ -39,6 +39,7 @@ import { ConfigError } from './config/config.ts';
 import type { ObjectStore } from './storage/object-store.ts';
 import { StorageQuota } from './domain/uploads/storage-quota.ts';
 import { CrashSweeper } from './domain/uploads/crash-sweeper.ts';
+import { IdempotencyKeys } from './domain/idempotency/idempotency-keys.ts';
 import { GroupCommit } from './domain/uploads/group-commit.ts';
 import { UploadCommitter } from './domain/uploads/upload-commit.ts';
 import { UploadService } from './upload/upload-service.ts';
@@ -91,8 +92,10 @@ export interface Services {
   metrics: Metrics;
   /** Folder rules (spec 2.2); started by Application once the routes are mounted, runOnce() callable directly. */
   folderSweeper: FolderRuleSweeper;
-  /** Leftovers of crashed uploads (issue 6.2); started by Application, runOnce() callable directly. */
+  /** Leftovers of crashed uploads (issue 6.2) and expired idempotency keys; started by Application, runOnce() callable directly. */
   crashSweeper: CrashSweeper;
+  /** Idempotency-Key claims and answers, shared by every instance through PostgreSQL. */
+  idempotency: IdempotencyKeys;
   /** This process's instance id and boot id (issue 17.7); null in the CLI, which makes no reservations. */
   identity: InstanceIdentity | null;
   /** Automations (webhook targets) and their deliveries. */
@@ -165,6 +168,7 @@ export class Backend {
         orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates, committer,
         idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
       });
+      const idempotency = new IdempotencyKeys({ orm, owner: identity, logger: logger.child({ component: 'idempotency' }) });
       const automationDispatcher = new AutomationDispatcher({
         orm, logger: logger.child({ component: 'automations' }), settings: config.automations,
       });
@@ -192,8 +196,9 @@ export class Backend {
         folderSweeper: new FolderRuleSweeper({ orm, edits, logger: sweepLog }),
         crashSweeper: new CrashSweeper({
           orm, store, logger: logger.child({ component: 'crash-sweep' }), minAgeSeconds: config.crashSweepMinAgeSeconds,
-          liveUploads: () => uploads.liveUploads(), owner: identity,
+          liveUploads: () => uploads.liveUploads(), owner: identity, idempotencyKeys: idempotency,
         }),
+        idempotency,
         identity,
         automations: new AutomationService({
           orm, allowPrivateTargets: config.automations.allowPrivateTargets, wake: () => automationDispatcher.wake(),
@@ -214,6 +219,7 @@ export class Backend {
     this.services.metrics.close();
     await this.services.folderSweeper.stop();
     await this.services.crashSweeper.stop();
+    this.services.idempotency.close();
     await this.services.automationDispatcher.stop();
     await this.services.rateLimiter.close();
     await this.services.authFailures.close();

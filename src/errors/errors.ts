@@ -164,3 +164,25 @@ export function fileTooLarge(limitBytes: number): ServiceError {
 export function toServiceError(error: unknown, requestId?: string): ServiceError {
   return error instanceof ServiceError ? error : internalServerError(requestId);
 }
+
+/** Another request with this Idempotency-Key is still running (API additions, idempotent uploads). */
+export function idempotencyInFlight(retryAfterSeconds = 1): ServiceError {
+  return new ServiceError({
+    name: 'ConflictError',
+    status: 409,
+    messageKey: 'error.media.idempotencyInFlight',
+    message: 'A request with this Idempotency-Key is still running; retry it later',
+    value: retryAfterSeconds,
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+}
+
+/** The Idempotency-Key was used for a different request (another route, options or content). */
+export function idempotencyKeyReused(): ServiceError {
+  return new ServiceError({
+    name: 'UnprocessableEntityError',
+    status: 422,
+    messageKey: 'error.media.idempotencyKeyReused',
+    message: 'This Idempotency-Key was used for a different request; use a new key for a new request',
+  });
+}

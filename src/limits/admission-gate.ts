@@ -1,5 +1,6 @@
 import PQueue from 'p-queue';
 import { uploadBusy } from '../errors/errors.ts';
+import type { ServiceError } from '../errors/service-error.ts';
 
 export interface AdmissionGateOptions {
   concurrency: number;
@@ -63,11 +64,8 @@ export class AdmissionGate {
    * closed; an aborted `signal` takes the request out of the queue.
    */
   async admit(teamId: string, signal?: AbortSignal): Promise<() => void> {
-    const free = this.queue.pending < this.queue.concurrency;
-    if (this.closed || (!free && this.queue.size >= this.queueLimit)) throw uploadBusy(this.retryAfterSeconds);
-    if (this.heldBy(teamId) >= this.teamLimit) {
-      throw uploadBusy(this.retryAfterSeconds, 'This team holds its share of the upload capacity of this instance, retry later');
-    }
+    const refusal = this.refusal(teamId);
+    if (refusal) throw refusal;
     this.take(teamId);
     let holding = true;
     const giveBack = () => {
@@ -107,6 +105,16 @@ export class AdmissionGate {
         })
         .finally(() => this.waitingAborts.delete(wait));
     });
+  }
+
+  /** The uploadBusy that admit() would throw right now, or null; takes nothing (an upload that would be refused skips its other work). */
+  refusal(teamId: string): ServiceError | null {
+    const free = this.queue.pending < this.queue.concurrency;
+    if (this.closed || (!free && this.queue.size >= this.queueLimit)) return uploadBusy(this.retryAfterSeconds);
+    if (this.heldBy(teamId) >= this.teamLimit) {
+      return uploadBusy(this.retryAfterSeconds, 'This team holds its share of the upload capacity of this instance, retry later');
+    }
+    return null;
   }
 
   private take(teamId: string): void {

@@ -52,6 +52,10 @@ export class Metrics {
   readonly uploadUrlsUsed: Counter;
   /** Uses of upload URLs refused, by reason (UploadUrlRefusalReason). */
   readonly uploadUrlsRefused: Counter<'reason'>;
+  /** Requests with an Idempotency-Key answered with the first request's answer (Idempotent-Replayed), by route pattern. */
+  readonly idempotentReplays: Counter<'route'>;
+  /** Requests with an Idempotency-Key refused: 409 in_flight, 422 key_reused, by route pattern. */
+  readonly idempotencyConflicts: Counter<'route' | 'reason'>;
 
   private peers: PeerMetrics | null = null;
   private gate: UploadGateView | null = null;
@@ -115,6 +119,18 @@ export class Metrics {
       name: 'media_api_key_lookups_total',
       help: 'API key prefixes looked up in the database (not in the key cache nor the cache of unknown prefixes), by result (found, missing)',
       labelNames: ['result'] as const,
+      registers,
+    });
+    this.idempotentReplays = new Counter({
+      name: 'media_idempotent_replays_total',
+      help: 'Requests with an Idempotency-Key answered with the first request\'s answer (Idempotent-Replayed: true), by route pattern',
+      labelNames: ['route'] as const,
+      registers,
+    });
+    this.idempotencyConflicts = new Counter({
+      name: 'media_idempotency_conflicts_total',
+      help: 'Requests with an Idempotency-Key refused, by route pattern and reason (in_flight: 409, the first still runs; key_reused: 422, another request)',
+      labelNames: ['route', 'reason'] as const,
       registers,
     });
     const metrics = this;
@@ -191,6 +207,8 @@ export class Metrics {
     this.responses.inc({ route, status: String(status) });
     if (status === 429) this.rateLimited.inc();
     else if (status === 503 && messageKey === 'error.media.uploadBusy') this.uploadBusy.inc();
+    else if (messageKey === 'error.media.idempotencyInFlight') this.idempotencyConflicts.inc({ route, reason: 'in_flight' });
+    else if (messageKey === 'error.media.idempotencyKeyReused') this.idempotencyConflicts.inc({ route, reason: 'key_reused' });
   }
 
   /** The Prometheus text exposition (of every service process once includePeers() was called); resets the event-loop window. */

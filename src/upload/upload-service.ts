@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.ts';
 import { findFolder, type FolderRef } from '../domain/folders/folder-resolver.ts';
+import { fingerprintOf } from '../domain/idempotency/idempotency-key.ts';
+import type { IdempotencyClaim } from '../domain/idempotency/idempotency-keys.ts';
 import type { TeamStateCache } from '../domain/teams/team-state-cache.ts';
 import type { TeamStorageState } from '../domain/teams/team.service.ts';
 import type { StorageQuota } from '../domain/uploads/storage-quota.ts';
@@ -12,6 +14,7 @@ import { checkNameAndType, resolveContentType, sniffContent } from '../media/fil
 import type { MediaPool } from '../pool/media-pool.ts';
 import { StorageError, type ObjectStore, type ObjectWriter } from '../storage/object-store.ts';
 import { InlineContentHasher, PooledContentHasher, type ContentHasher } from './content-hasher.ts';
+import { DiscardWriter } from './discard-writer.ts';
 import { refusalAtFileStart } from './file-refusal.ts';
 import { IdleTimer } from './idle-timer.ts';
 import type { BodyParser, BodyParserEvents, FileStart } from './parsers/body-parser.ts';
@@ -73,6 +76,29 @@ export interface UploadRequest {
   clientGone?: AbortSignal;
   /** The media id to store the file as (the caller needs it to know, after a failure, whether it was committed); a new one otherwise. */
   mediaId?: string;
+  /** The request's Idempotency-Key claim: its answer is recorded in the transaction of its commit. */
+  idempotency?: IdempotencyClaim | null;
+}
+
+/** What a complete upload settles on: the stored name and type, and its options. */
+interface SettledUpload {
+  options: UploadOptions;
+  fileName: string;
+  contentType: string;
+}
+
+/**
+ * What an upload's body asked for, as compared between an idempotent request and its retry: the
+ * route, the stored name and type, the options, and the content (its xxh64 and size). Two bodies
+ * framed differently (another multipart boundary, another JSON member order) that carry the same
+ * file and options are the same request.
+ */
+export function uploadFingerprint(route: UploadRoute, settled: SettledUpload, received: Pick<ReceivedFile, 'size' | 'hash'>): string {
+  const { options, fileName, contentType } = settled;
+  return fingerprintOf({
+    route, fileName, contentType, size: received.size, hash: received.hash,
+    public: options.public, tags: options.tags, folderId: options.folderId, folderPath: options.folderPath,
+  });
 }
 
 /** The client left after its body arrived and before the commit: nothing is committed. */
@@ -173,6 +199,21 @@ export class UploadService {
 
   /** Streams the body through an UploadActor and answers the 201 body, or throws the refusal. */
   async run(request: UploadRequest) {
+    return this.stream(request, false);
+  }
+
+  /**
+   * Reads the body of a retried idempotent upload exactly as run() would (parsing, sniffing,
+   * hashing, the same refusals of malformed bodies and blocked files), stores and reserves
+   * nothing, and answers its uploadFingerprint.
+   */
+  async fingerprint(request: UploadRequest): Promise<string> {
+    return this.stream(request, true);
+  }
+
+  private async stream(request: UploadRequest, fingerprintOnly: false): Promise<Awaited<ReturnType<UploadService['commit']>>>;
+  private async stream(request: UploadRequest, fingerprintOnly: true): Promise<string>;
+  private async stream(request: UploadRequest, fingerprintOnly: boolean): Promise<unknown> {
     const { prepared, body } = request;
     const teamId = prepared.principal.teamId;
     const mediaId = request.mediaId ?? randomUUID();
@@ -190,7 +231,7 @@ export class UploadService {
     const idleSeconds = this.deps.idleTimeoutSeconds;
     const idle = new IdleTimer(idleSeconds * 1000, () => actor.send({ type: 'abort', reason: requestTimeout(idleSeconds) }));
 
-    const actor = new UploadActor(
+    const actor = new UploadActor<unknown>(
       {
         createParser: request.createParser,
         // Name and declared type are judged when the file starts: a blocked file is refused before storage opens.
@@ -198,7 +239,10 @@ export class UploadService {
           currentFile = file;
           return refusalAtFileStart(prepared.options, file) ?? declaredTypeRefusal(constraints, file.declaredType);
         },
-        openWriter: () => store.openWriter(storageKey, { contentType: 'application/octet-stream', expectedSize: body.declaredLength ?? undefined }),
+        openWriter: () =>
+          fingerprintOnly
+            ? new DiscardWriter()
+            : store.openWriter(storageKey, { contentType: 'application/octet-stream', expectedSize: body.declaredLength ?? undefined }),
         // Inline: sniffing 4 KiB takes ~20 µs, less than sending it to a worker (docs/performance.md, "Defaults, and why").
         sniff: async (head) => {
           const outcome = sniffContent(head);
@@ -212,6 +256,7 @@ export class UploadService {
         resetHash: () => hasher.reset(),
         digest: () => hasher.digest(),
         reserve: async (bytes) => {
+          if (fingerprintOnly) return true;
           reserved = true;
           const reservation = quota.reserve(teamId, mediaId, storageKey, bytes);
           pendingReservation = reservation.catch(() => false);
@@ -223,7 +268,10 @@ export class UploadService {
           await pendingReservation;
           await quota.release(mediaId);
         },
-        commit: (received, writer) => this.commit(prepared, mediaId, storageKey, received, writer, request.clientGone),
+        commit: async (received, writer): Promise<unknown> =>
+          fingerprintOnly
+            ? uploadFingerprint(prepared.route, this.settle(prepared, received), received)
+            : this.commit(prepared, mediaId, storageKey, received, writer, request),
         // Time paused by us (storage or quota behind) is not the client's idle time.
         pauseBody: () => {
           idle.pause();
@@ -234,7 +282,8 @@ export class UploadService {
           body.resume();
         },
       },
-      { maxBodyBytes: MAX_BODY_BYTES[prepared.route], maxFileBytes: prepared.maxFileBytes, fileCapBytes: constraints?.maxFileBytes ?? null },
+      // The team's file size limit does not apply to a retry's body: it is compared, not stored.
+      { maxBodyBytes: MAX_BODY_BYTES[prepared.route], maxFileBytes: fingerprintOnly ? null : prepared.maxFileBytes, fileCapBytes: constraints?.maxFileBytes ?? null },
     );
     const running: RunningUpload = {
       id: mediaId,
@@ -274,10 +323,8 @@ export class UploadService {
     }
   }
 
-  private async commit(
-    prepared: PreparedUpload, mediaId: string, storageKey: string, received: ReceivedFile, writer: ObjectWriter, clientGone: AbortSignal | undefined,
-  ) {
-    const { principal, route } = prepared;
+  /** The complete upload's options, stored name and type; throws the refusal (400, 415). */
+  private settle(prepared: PreparedUpload, received: ReceivedFile): SettledUpload {
     const options = prepared.options ?? parseJsonOptions(received.fields);
     const fileName = options.fileName ?? (received.file.fileName ? parseFileName(received.file.fileName, 'file name') : null);
     if (!fileName) throw badRequest('The file has no name; give fileName', 'fileName');
@@ -286,13 +333,22 @@ export class UploadService {
     const contentType = resolveContentType(received.sniffedType, received.file.declaredType, fileName);
     const typeRefusal = storedTypeRefusal(prepared.constraints, contentType);
     if (typeRefusal) throw typeRefusal;
+    return { options, fileName, contentType };
+  }
+
+  private async commit(prepared: PreparedUpload, mediaId: string, storageKey: string, received: ReceivedFile, writer: ObjectWriter, request: UploadRequest) {
+    const { principal, route } = prepared;
+    const settled = this.settle(prepared, received);
+    const { options, fileName, contentType } = settled;
+    const claim = request.idempotency ?? null;
 
     await writer.finish();
     try {
-      if (clientGone?.aborted) throw new ClientGoneError();
+      if (request.clientGone?.aborted) throw new ClientGoneError();
       const created = await this.deps.committer.commit({
         teamId: principal.teamId, keyId: principal.keyId, mediaId, storageKey, fileName, contentType, size: received.size, hash: received.hash,
         tags: options.tags, public: options.public, routeDefaultPublic: route !== 'json', folderId: options.folderId, folderPath: options.folderPath,
+        idempotency: claim && { claim, fingerprint: uploadFingerprint(route, settled, received) },
       });
       this.deps.teamStates.noteUsedStorage(principal.teamId, created.usedTeamStorage);
       return created;

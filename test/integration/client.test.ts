@@ -10,6 +10,7 @@ import t, { type Test } from 'tap';
 import { MediaApiError, MediaClient, MediaConnectionError } from '../../clients/typescript/src/index.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startTcpProxy } from '../helpers/tcp-proxy.ts';
+import { holdTeamCommits } from '../helpers/commit-hold.ts';
 import { heldUpload, MiB, pngLike, teamStorageState } from '../helpers/uploads.ts';
 import { eventually, sleep } from '../helpers/wait.ts';
 
@@ -257,6 +258,28 @@ t.test('connection failures: idempotent requests are retried, others are not', a
   await proxy.refuse();
   await t.rejects(clientFor(viaProxy, team, { attempts: 5 }).createFolder({ name: 'x' }), MediaConnectionError, 'a POST that is not an upload is not retried');
   await proxy.restore();
+});
+
+t.test('an upload whose answer was lost is retried with its key: the service replays it, one file', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('ClientLostAnswer');
+  const proxy = await startTcpProxy(server.app.port);
+  t.teardown(() => proxy.close());
+  const content = pngLike(20_000);
+
+  const hold = await holdTeamCommits(server.databaseUrl, team.teamId);
+  const upload = clientFor({ baseUrl: `http://${proxy.address}` }, team, { attempts: 6 }).upload(content, { name: 'lost.png' });
+  t.ok(await eventually(() => hold.waiting()), 'the service is committing the upload');
+  proxy.cut(); // the connection dies: the first answer can never arrive
+  const inFlight = () => server.app.services.metrics.idempotencyConflicts.get().then((metric) => metric.values.reduce((sum, value) => sum + value.value, 0));
+  t.ok(await eventually(async () => (await inFlight()) >= 1), 'the retry found the first attempt still running (409)');
+  await hold.release();
+
+  const uploaded = await upload;
+  const listed = await clientFor(server, team).listMedia();
+  t.equal(listed.totalCount, 1, 'stored once');
+  t.equal(uploaded.id, listed.media[0]!.id, 'the retry answers the first attempt\'s file');
+  t.equal((await teamStorageState(server.databaseUrl, team.teamId)).usedStorage, content.length, 'counted once');
 });
 
 t.test('every attempt of an upload carries the same Idempotency-Key; each upload its own', async (t) => {

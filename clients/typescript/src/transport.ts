@@ -81,6 +81,8 @@ class AttemptError extends MediaConnectionError {
 }
 
 const UPLOAD_BUSY = 'error.media.uploadBusy';
+/** 409: the first attempt of this Idempotency-Key is still running on the service (its answer may have been lost on the way). */
+const IDEMPOTENCY_IN_FLIGHT = 'error.media.idempotencyInFlight';
 
 export class Transport {
   readonly #baseUrl: URL;
@@ -127,10 +129,11 @@ export class Transport {
         await sleep(this.#withJitter(this.#retry.baseDelayMs * 2 ** (attempt - 1)));
         continue;
       }
-      if (!last && (result.status === 429 || result.status === 503)) {
+      if (!last && (result.status === 429 || result.status === 503 || (result.status === 409 && request.idempotent))) {
         const text = await readText(result.body);
         const error = errorBodyOf(result.status, text);
-        const retryable = result.status === 429 || error.messageKey === UPLOAD_BUSY || request.idempotent;
+        const retryable =
+          result.status === 429 || error.messageKey === UPLOAD_BUSY || (request.idempotent && (result.status === 503 || error.messageKey === IDEMPOTENCY_IN_FLIGHT));
         if (retryable && !(body?.kind === 'stream' && !body.rewindable)) {
           await sleep(this.#retryAfterDelay(result.headers['retry-after'], attempt));
           continue;

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { ObjectStore } from '../../storage/object-store.ts';
 import type { ReservationOwner } from './storage-quota.ts';
+import type { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 
 /**
  * Crash safety (issue 6.2): what an instance killed mid-upload (SIGKILL, OOM,
@@ -25,10 +26,13 @@ import type { ReservationOwner } from './storage-quota.ts';
  * Before both, a restarted instance releases its own previous incarnations'
  * leftovers at once, whatever their age (issue 17.7): reservations carrying
  * its instance id and another boot id, and the temp files / multipart
- * uploads of their storage keys. Its instance id is claimed for the life of
+ * uploads of their storage keys, and their running Idempotency-Key claims. Its instance id is claimed for the life of
  * the process (InstanceIdentity), so those incarnations are dead. Uploads too
  * small to be reserved (UNRESERVED_BYTES) hold no quota; their temp files are
  * left to the age-based step.
+ *
+ * Last, Idempotency-Keys past their 24 hours (as of the run's `now`) are
+ * deleted, in batches that skip rows another instance is deleting.
  */
 
 export const CRASH_SWEEP_JOB = 'crash-sweep';
@@ -65,6 +69,8 @@ export interface CrashSweeperOptions {
   liveUploads?: () => Iterable<{ id: string; storageKey: string }>;
   /** This process's identity; its previous incarnations' leftovers are released regardless of age. Null: age only (CLI). */
   owner?: ReservationOwner | null;
+  /** Expired keys are deleted, and the running claims of this instance's earlier starts freed. */
+  idempotencyKeys?: Pick<IdempotencyKeys, 'sweepExpired' | 'releasePreviousIncarnations'> | null;
 }
 
 export class CrashSweeper {
@@ -74,6 +80,7 @@ export class CrashSweeper {
   private readonly minAgeMs: number;
   private readonly liveUploads: () => Iterable<{ id: string; storageKey: string }>;
   private readonly owner: ReservationOwner | null;
+  private readonly idempotencyKeys: CrashSweeperOptions['idempotencyKeys'];
   private timer: NodeJS.Timeout | null = null;
   private current: Promise<unknown> | null = null;
 
@@ -84,6 +91,7 @@ export class CrashSweeper {
     this.minAgeMs = options.minAgeSeconds * 1000;
     this.liveUploads = options.liveUploads ?? (() => []);
     this.owner = options.owner ?? null;
+    this.idempotencyKeys = options.idempotencyKeys ?? null;
   }
 
   /** Sweeps at once, then every `intervalMs`; failures are logged, never thrown; the timer never keeps the process alive. */
@@ -119,7 +127,17 @@ export class CrashSweeper {
       uploads: previous.uploads + aged.uploads,
     };
     if (result.reservations > 0 || result.uploads > 0) this.logger.info({ job: CRASH_SWEEP_JOB, ...result }, 'crash sweep cleaned up');
+    await this.sweepIdempotencyKeys(now);
     return result;
+  }
+
+  private async sweepIdempotencyKeys(now: Date): Promise<void> {
+    if (!this.idempotencyKeys) return;
+    const claims = await this.idempotencyKeys.releasePreviousIncarnations();
+    const expired = await this.idempotencyKeys.sweepExpired(now);
+    if (claims > 0 || expired > 0) {
+      this.logger.info({ job: CRASH_SWEEP_JOB, previousClaims: claims, expiredKeys: expired }, 'idempotency keys swept');
+    }
   }
 
   /** Reservations (and their in-progress writes) of this instance's earlier starts: dead, since this process holds the instance id. */

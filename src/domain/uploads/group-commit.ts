@@ -19,6 +19,18 @@ export interface UploadCommitRecord {
   eventId: string;
   /** The `media.uploaded` event's payload. */
   payload: unknown;
+  /** The upload's Idempotency-Key claim: its answer is recorded in the commit's transaction. Null without a key. */
+  idempotency?: IdempotentCommit | null;
+}
+
+/** What an upload with an Idempotency-Key records when it commits. */
+export interface IdempotentCommit {
+  key: string;
+  claimId: string;
+  /** What its body was (uploadFingerprint), compared when the key comes again. */
+  fingerprint: string;
+  /** The answer's body without usedTeamStorage, as JSON text; the commit appends usedTeamStorage. */
+  answer: string;
 }
 
 /**
@@ -28,13 +40,16 @@ export interface UploadCommitRecord {
 export type CommitOutcome =
   | { outcome: 'committed'; usedStorage: number }
   | { outcome: 'too_large'; maxFileBytes: number }
-  | { outcome: 'over_quota' | 'folder_gone' | 'team_gone' };
+  | { outcome: 'over_quota' | 'folder_gone' | 'team_gone' | 'claim_lost' };
 
 // media_commit_uploads (Migration20261123040000GroupCommit): one call, so one round trip and one
 // transaction for the whole batch. The batch goes in as one JSON array (MikroORM inlines parameters).
 const COMMIT_UPLOADS = `
 select o_media_id as media_id, o_outcome as outcome, o_used_storage as used_storage, o_max_file as max_file
   from media_commit_uploads(?, ?::jsonb, ?, ?)`;
+// The same, for a batch in which some uploads carry an Idempotency-Key claim (Migration20261124010000IdempotencyKeys):
+// an upload whose claim was taken over is not committed (claim_lost), the others record their answer with their commit.
+const COMMIT_IDEMPOTENT_UPLOADS = COMMIT_UPLOADS.replace('media_commit_uploads(', 'media_commit_uploads_idempotent(');
 
 /**
  * Commits one team's uploads in one statement: each either fully written
@@ -58,8 +73,16 @@ export async function commitUploads(em: EntityManager, teamId: string, records: 
     created_at: record.createdAt.toISOString(),
     event_id: record.eventId,
     payload: record.payload,
+    ...(record.idempotency && {
+      idem_key: record.idempotency.key,
+      idem_claim: record.idempotency.claimId,
+      idem_fingerprint: record.idempotency.fingerprint,
+      answer: record.idempotency.answer,
+    }),
   }));
-  const rows = await em.execute<{ media_id: string; outcome: string; used_storage: string | number | null; max_file: string | number | null }[]>(COMMIT_UPLOADS, [
+  // Uploads without a key (the fast path) call the plain function: nothing more is locked or written.
+  const sql = records.some((record) => record.idempotency) ? COMMIT_IDEMPOTENT_UPLOADS : COMMIT_UPLOADS;
+  const rows = await em.execute<{ media_id: string; outcome: string; used_storage: string | number | null; max_file: string | number | null }[]>(sql, [
     teamId, JSON.stringify(batch), defaultPlanLimits.maxTeamStorage, defaultPlanLimits.maxMediaFileSize,
   ]);
   const byId = new Map(rows.map((row) => [row.media_id, row]));
@@ -68,7 +91,7 @@ export async function commitUploads(em: EntityManager, teamId: string, records: 
     if (!row) throw new Error(`the batch commit returned no outcome for ${record.mediaId}`);
     if (row.outcome === 'committed') return { outcome: 'committed', usedStorage: Number(row.used_storage) };
     if (row.outcome === 'too_large') return { outcome: 'too_large', maxFileBytes: Number(row.max_file) };
-    return { outcome: row.outcome as 'over_quota' | 'folder_gone' | 'team_gone' };
+    return { outcome: row.outcome as 'over_quota' | 'folder_gone' | 'team_gone' | 'claim_lost' };
   });
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { notFound, teamLimit } from '../../errors/errors.ts';
+import { idempotencyInFlight, notFound, teamLimit } from '../../errors/errors.ts';
+import type { IdempotencyClaim } from '../idempotency/idempotency-keys.ts';
 import { ensureFolderPath, findFolder, findFolderPath, type FolderRef } from '../folders/folder-resolver.ts';
 import type { MediaService } from '../media/media.service.ts';
 import { commitUploads, type CommitOutcome, type GroupCommit, type UploadCommitRecord } from './group-commit.ts';
@@ -22,6 +23,8 @@ export interface CompletedUpload {
   folderId: string | null;
   /** Folder path segments to find or create. */
   folderPath: string[] | null;
+  /** The request's Idempotency-Key claim and what its body was: the answer is recorded with the commit. */
+  idempotency?: { claim: IdempotencyClaim; fingerprint: string } | null;
 }
 
 export interface UploadCommitDeps {
@@ -75,6 +78,9 @@ export class UploadCommitter {
       mediaId: upload.mediaId, teamId: upload.teamId, folderId: folder?.id ?? null, fileName: upload.fileName, storageKey: upload.storageKey,
       size: upload.size, contentType: upload.contentType, hash: upload.hash, isPublic, tags: upload.tags, uploadedByKeyId: upload.keyId,
       createdAt, eventId: randomUUID(), payload: { media: view },
+      idempotency: upload.idempotency
+        ? { key: upload.idempotency.claim.key, claimId: upload.idempotency.claim.claimId, fingerprint: upload.idempotency.fingerprint, answer: JSON.stringify(view) }
+        : null,
     };
     return { record, view };
   }
@@ -92,6 +98,9 @@ export class UploadCommitter {
         throw notFound('folder', folder?.id ?? upload.folderId ?? '');
       case 'team_gone':
         throw notFound('team', upload.teamId);
+      case 'claim_lost':
+        // Its key was taken over as stale (its instance looked gone): the request running under it now stores the file.
+        throw idempotencyInFlight();
     }
   }
 }

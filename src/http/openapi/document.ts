@@ -16,6 +16,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'Conflict.',
   413: 'The request body is too large.',
   415: 'Unsupported media type.',
+  422: 'The request cannot be processed as sent.',
   429: 'Rate limit of the key exceeded; retry after Retry-After seconds.',
   431: 'The request headers are too large.',
   500: 'Unexpected error; the Error value holds the request id.',
@@ -96,7 +97,7 @@ function responses(doc: OperationDoc): ZodOpenApiResponsesObject {
   for (const status of [...errors].sort((a, b) => a - b)) {
     const description = doc.errors[status] ?? ERROR_DESCRIPTIONS[status];
     if (!description) throw new Error(`OpenAPI: no description for error status ${status} of ${doc.operationId}`);
-    const headers = status === 429 || status === 503 ? z.object({ 'Retry-After': retryAfter }) : undefined;
+    const headers = status === 429 || status === 503 || doc.retryAfterOn?.includes(status) ? z.object({ 'Retry-After': retryAfter }) : undefined;
     result[String(status)] = {
       description,
       content: { 'application/json': { schema: errorBodySchema } },

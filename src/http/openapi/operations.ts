@@ -55,6 +55,8 @@ export interface OperationDoc {
   responses: Record<number, ResponseDoc>;
   /** Error answers by status (all in the Error body), with what they mean on this route. */
   errors: Record<number, string>;
+  /** Error statuses that carry Retry-After on this route, besides 429 and 503 (which always do). */
+  retryAfterOn?: number[];
 }
 
 export const TAGS = {
@@ -102,6 +104,27 @@ const rateLimitHeaders = z.object({
   'RateLimit-Reset': z.int().meta({ description: 'Seconds until the window resets.', header: { id: 'RateLimitReset' } }),
 });
 const retryAfter = z.int().meta({ description: 'Seconds to wait before retrying.', header: { id: 'RetryAfter' } });
+
+/** The Idempotency-Key request header and the Idempotent-Replayed answer header (docs/api.md, "Idempotent uploads"). */
+export const idempotencyHeaders = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x20-\x7e]+$/)
+    .optional()
+    .meta({
+      description:
+        'Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first ' +
+        'answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters.',
+      param: { id: 'IdempotencyKey' },
+    }),
+});
+export const replayedHeader = z.literal('true').meta({
+  description: 'Present on an answer replayed for a retried Idempotency-Key: the first request\'s status and body.',
+  header: { id: 'IdempotentReplayed' },
+});
+const uploadAnswerHeaders = rateLimitHeaders.extend({ 'Idempotent-Replayed': replayedHeader.optional() });
 
 const paging = z.object({
   pageNumber: z.int().min(1).max(1_000_000).default(1).meta({ description: 'Page to answer, from 1.', param: { id: 'PageNumber' } }),
@@ -154,6 +177,8 @@ const UPLOAD_ERRORS = {
   408: 'The body stopped arriving for UPLOAD_IDLE_TIMEOUT_SECONDS.',
   413: 'The body is larger than the route allows.',
   415: 'Blocked file type: HTML, JavaScript, executables, shell scripts, SVG.',
+  409: 'A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After).',
+  422: 'The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused).',
   503: 'Upload capacity busy (messageKey error.media.uploadBusy; retry after Retry-After), or storage unavailable.',
 };
 
@@ -167,10 +192,12 @@ const mediaOperations: Record<string, OperationDoc> = {
     tag: 'media',
     access: 'teamApiKey',
     query: uploadQuery,
+    headers: idempotencyHeaders,
     bodyContent: { 'multipart/form-data': multipartUpload },
     bodyRequired: true,
-    responses: { 201: { description: 'Stored.', schema: uploadedMediaFileSchema } },
+    responses: { 201: { description: 'Stored (or, with Idempotent-Replayed, stored by the first request with this Idempotency-Key).', schema: uploadedMediaFileSchema, headers: uploadAnswerHeaders } },
     errors: UPLOAD_ERRORS,
+    retryAfterOn: [409],
   },
   [`POST ${mediaBase}/upload`]: {
     operationId: 'uploadMediaJson',
@@ -178,10 +205,12 @@ const mediaOperations: Record<string, OperationDoc> = {
     description: `${teamRoute('team.media.upload')} A key with scope media:upload may call it. A file is private unless told otherwise; above about 100 MB use multipart.`,
     tag: 'media',
     access: 'teamApiKey',
+    headers: idempotencyHeaders,
     bodyContent: { 'application/json': jsonUpload },
     bodyRequired: true,
-    responses: { 201: { description: 'Stored.', schema: uploadedMediaFileSchema } },
+    responses: { 201: { description: 'Stored (or, with Idempotent-Replayed, stored by the first request with this Idempotency-Key).', schema: uploadedMediaFileSchema, headers: uploadAnswerHeaders } },
     errors: UPLOAD_ERRORS,
+    retryAfterOn: [409],
   },
   [`GET ${mediaBase}`]: {
     operationId: 'listMedia',

@@ -2231,6 +2231,8 @@ export type components = {
     };
     responses: never;
     parameters: {
+        /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
+        IdempotencyKey: string;
         /** @description Page to answer, from 1. */
         PageNumber: number;
         /** @description Items per page, 1-500. */
@@ -2262,7 +2264,10 @@ export interface operations {
                 folderId?: string;
                 tags?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The team; a team key must belong to it (401 otherwise). */
                 teamId: string;
@@ -2281,12 +2286,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Stored. */
+            /** @description Stored (or, with Idempotent-Replayed, stored by the first request with this Idempotency-Key). */
             201: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2347,6 +2353,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After). */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is larger than the route allows. */
             413: {
                 headers: {
@@ -2358,6 +2374,15 @@ export interface operations {
             };
             /** @description Blocked file type: HTML, JavaScript, executables, shell scripts, SVG. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused). */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2408,7 +2433,10 @@ export interface operations {
     uploadMediaJson: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The team; a team key must belong to it (401 otherwise). */
                 teamId: string;
@@ -2421,12 +2449,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Stored. */
+            /** @description Stored (or, with Idempotent-Replayed, stored by the first request with this Idempotency-Key). */
             201: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2487,6 +2516,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After). */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is larger than the route allows. */
             413: {
                 headers: {
@@ -2498,6 +2537,15 @@ export interface operations {
             };
             /** @description Blocked file type: HTML, JavaScript, executables, shell scripts, SVG. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused). */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

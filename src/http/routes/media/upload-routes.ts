@@ -1,6 +1,8 @@
 import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
 import { Permission, Scope } from '../../../auth/permissions.ts';
-import { badRequest } from '../../../errors/errors.ts';
+import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
+import type { IdempotencyClaim, IdempotencyKeys, StoredAnswer } from '../../../domain/idempotency/idempotency-keys.ts';
+import { badRequest, idempotencyKeyReused } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { AdmissionGate } from '../../../limits/admission-gate.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
@@ -8,10 +10,11 @@ import type { Metrics, UploadOutcome } from '../../../observability/metrics.ts';
 import { StorageError } from '../../../storage/object-store.ts';
 import { JsonUploadParser } from '../../../upload/parsers/json-upload-parser.ts';
 import { MultipartParser, multipartBoundary } from '../../../upload/parsers/multipart-parser.ts';
-import { parseMultipartOptions } from '../../../upload/upload-options.ts';
-import type { PreparedUpload, UploadService } from '../../../upload/upload-service.ts';
+import { parseMultipartOptions, type UploadOptions } from '../../../upload/upload-options.ts';
+import type { PreparedUpload, UploadRoute, UploadService } from '../../../upload/upload-service.ts';
 import type { BodyParser, BodyParserEvents } from '../../../upload/parsers/body-parser.ts';
 import { authorizeMedia } from '../../guards.ts';
+import { idempotencyKeyOf, patternOf, replayedAnswer } from '../../idempotency.ts';
 import { ClientAbortedError } from '../../request-body.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
 
@@ -21,6 +24,7 @@ export interface UploadRouteDeps {
   gate: AdmissionGate;
   uploads: UploadService;
   metrics: Metrics;
+  idempotency: IdempotencyKeys;
 }
 
 export const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.mediaUpload };
@@ -28,7 +32,8 @@ export const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.m
 /**
  * Streams one prepared upload: waits for an admission slot (its socket paused), runs it, and
  * answers 201 with the media file, or throws its refusal; counts its bytes and duration.
- * `mediaId`: the id to store it as (an upload URL needs it to know whether a failure committed).
+ * `mediaId`: the id to store it as (an upload URL needs it to know whether a failure committed);
+ * `idempotency`: the request's claimed Idempotency-Key, whose answer its commit records.
  */
 export async function streamUpload(
   deps: Pick<UploadRouteDeps, 'gate' | 'uploads' | 'metrics'>,
@@ -36,14 +41,14 @@ export async function streamUpload(
   prepare: () => Promise<PreparedUpload>,
   createParser: (events: BodyParserEvents) => BodyParser,
   rateHeaders: Record<string, string>,
-  mediaId?: string,
+  { mediaId, idempotency }: { mediaId?: string; idempotency?: IdempotencyClaim | null } = {},
 ): Promise<HttpResult> {
   const prepared = await prepare();
   const release = await deps.gate.admit(prepared.principal.teamId, request.signal);
   const started = performance.now();
   let outcome: UploadOutcome = 'failed';
   try {
-    const created = await deps.uploads.run({ prepared, body: request.body, createParser, clientGone: request.signal, mediaId });
+    const created = await deps.uploads.run({ prepared, body: request.body, createParser, clientGone: request.signal, mediaId, idempotency });
     outcome = 'created';
     return json(201, created, rateHeaders);
   } catch (error) {
@@ -59,50 +64,116 @@ export async function streamUpload(
   }
 }
 
+const MULTIPART_ROUTE = 'POST /v1/cdn/media/:teamId/upload/file';
+const JSON_ROUTE = 'POST /v1/cdn/media/:teamId/upload';
+
+/** One upload request as a route hands it on, once authenticated and its options parsed. */
+export interface UploadCall {
+  request: HttpRequest;
+  /** `<METHOD> <pattern>`, as the route declares itself. */
+  route: string;
+  kind: UploadRoute;
+  principal: PreparedUpload['principal'];
+  /** Options known before the body (multipart: the query); null when the body carries them (JSON). */
+  options: UploadOptions | null;
+  prepare: () => Promise<PreparedUpload>;
+  createParser: (events: BodyParserEvents) => BodyParser;
+  rateHeaders: Record<string, string>;
+  /** The media id to store the file as (see streamUpload); a new one otherwise. */
+  mediaId?: string;
+}
+
+/**
+ * Runs one upload: the Idempotency-Key (when sent), the refusals from the headers, the admission
+ * gate, the body, the commit. Any route that stores an upload (spec 4.2 and 4.3, and an upload URL)
+ * hands its request to this, so the key behaves the same everywhere.
+ */
+export function uploadRunner(deps: Omit<UploadRouteDeps, 'authenticator' | 'rateLimiter'>): (call: UploadCall) => Promise<HttpResult> {
+  /**
+   * With an Idempotency-Key the key is claimed first (one round trip, before any refusal that the
+   * first request's own commit could cause, such as a now full team): a completed key replays,
+   * a running one answers 409, another request 422. A claimed key is freed when the upload fails.
+   */
+  async function upload(call: UploadCall): Promise<HttpResult> {
+    const key = idempotencyKeyOf(call.request);
+    let claim: IdempotencyClaim | null = null;
+    if (key !== null) {
+      // An upload the gate would refuse now costs no claim (nor its release): overload stays cheap.
+      const busy = deps.gate.refusal(call.principal.teamId);
+      if (busy) throw busy;
+      const outcome = await deps.idempotency.claim({
+        teamId: call.principal.teamId, key, route: call.route, fingerprint: fingerprintOf({ options: call.options }),
+      });
+      if (outcome.kind === 'completed') return replay(call, outcome.answer, outcome.contentFingerprint);
+      claim = outcome.claim;
+    }
+    try {
+      return await store(call, claim);
+    } catch (error) {
+      // A completed claim is left alone (abandon deletes only a running one), whatever failed after the commit.
+      if (claim) await deps.idempotency.abandon(claim);
+      throw error;
+    }
+  }
+
+  function store(call: UploadCall, claim: IdempotencyClaim | null): Promise<HttpResult> {
+    return streamUpload(deps, call.request, call.prepare, call.createParser, call.rateHeaders, { mediaId: call.mediaId, idempotency: claim });
+  }
+
+  /** A retry of a completed upload: its body is read and compared (nothing stored), then the first answer is given again. */
+  async function replay(call: UploadCall, answer: StoredAnswer, contentFingerprint: string | null): Promise<HttpResult> {
+    const { request } = call;
+    const release = await deps.gate.admit(call.principal.teamId, request.signal);
+    try {
+      const prepared: PreparedUpload = { principal: call.principal, route: call.kind, options: call.options, maxFileBytes: null, folder: null, constraints: null };
+      const fingerprint = await deps.uploads.fingerprint({ prepared, body: request.body, createParser: call.createParser });
+      if (fingerprint !== contentFingerprint) throw idempotencyKeyReused();
+    } finally {
+      release();
+    }
+    deps.metrics.idempotentReplays.inc({ route: patternOf(call.route) });
+    return replayedAnswer(answer, call.rateHeaders);
+  }
+
+  return upload;
+}
+
 /**
  * The two upload routes of spec 4.2 and 4.3. Everything decidable from the
  * headers is decided before the admission gate; while an upload waits for a
  * slot its socket stays paused and no body byte is read.
  */
 export function uploadRoutes(deps: UploadRouteDeps): Route[] {
-  const upload = (
-    request: HttpRequest,
-    prepare: () => Promise<PreparedUpload>,
-    createParser: (events: BodyParserEvents) => BodyParser,
-    rateHeaders: Record<string, string>,
-  ) => streamUpload(deps, request, prepare, createParser, rateHeaders);
-
+  const upload = uploadRunner(deps);
   return [
     {
       method: 'POST',
-      pattern: '/v1/cdn/media/:teamId/upload/file',
+      pattern: patternOf(MULTIPART_ROUTE),
       handler: async (request) => {
         const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
         const boundary = multipartBoundary(request.headers['content-type'] ?? '');
         const options = parseMultipartOptions(request.query);
-        return upload(
-          request,
-          () => deps.uploads.prepare(principal, 'multipart', request.body.declaredLength, options),
-          (events) => new MultipartParser(boundary, events),
-          headers,
-        );
+        return upload({
+          request, route: MULTIPART_ROUTE, kind: 'multipart', principal, options, rateHeaders: headers,
+          prepare: () => deps.uploads.prepare(principal, 'multipart', request.body.declaredLength, options),
+          createParser: (events) => new MultipartParser(boundary, events),
+        });
       },
     },
     {
       method: 'POST',
-      pattern: '/v1/cdn/media/:teamId/upload',
+      pattern: patternOf(JSON_ROUTE),
       handler: async (request) => {
         const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
         const contentType = request.headers['content-type'];
         if (contentType !== undefined && !/json/i.test(contentType)) {
           throw badRequest('The body must be JSON (application/json)', 'content-type');
         }
-        return upload(
-          request,
-          () => deps.uploads.prepare(principal, 'json', request.body.declaredLength, null),
-          (events) => new JsonUploadParser(events),
-          headers,
-        );
+        return upload({
+          request, route: JSON_ROUTE, kind: 'json', principal, options: null, rateHeaders: headers,
+          prepare: () => deps.uploads.prepare(principal, 'json', request.body.declaredLength, null),
+          createParser: (events) => new JsonUploadParser(events),
+        });
       },
     },
   ];

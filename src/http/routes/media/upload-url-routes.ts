@@ -105,7 +105,7 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
         () => deps.uploads.prepare(principal, form.route, request.body.declaredLength, options, constraints),
         (events) => (form.route === 'multipart' ? new MultipartParser(form.boundary, events) : new RawBodyParser(form.file, events)),
         { 'Cache-Control': 'no-store' },
-        mediaId,
+        { mediaId },
       );
       committed = true;
       metrics.uploadUrlsUsed.inc();

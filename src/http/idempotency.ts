@@ -1,0 +1,73 @@
+import { parseIdempotencyKey } from '../domain/idempotency/idempotency-key.ts';
+import type { IdempotencyClaim, IdempotencyKeys, IdempotentRequest, StoredAnswer } from '../domain/idempotency/idempotency-keys.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { HttpRequest, HttpResult } from './types.ts';
+
+/** The header a replayed answer carries (API additions). */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** The request's `Idempotency-Key`, or null without one; 400 when it is not 1-255 printable ASCII characters. */
+export function idempotencyKeyOf(request: HttpRequest): string | null {
+  return parseIdempotencyKey(request.headers['idempotency-key']);
+}
+
+/** The first request's answer again, marked replayed; `headers` (e.g. this request's RateLimit headers) are added. */
+export function replayedAnswer(answer: StoredAnswer, headers: Record<string, string> = {}): HttpResult {
+  return {
+    status: answer.status,
+    ...(answer.bodyText !== null && { body: JSON.parse(answer.bodyText) as unknown }),
+    headers: { ...answer.headers, ...headers, [REPLAYED_HEADER]: 'true' },
+  };
+}
+
+export interface IdempotentRouteDeps {
+  idempotency: IdempotencyKeys;
+  metrics: Metrics;
+}
+
+/**
+ * Runs `work` at most once per Idempotency-Key, for routes whose whole request is known before
+ * `work` starts (a JSON body, headers): `fingerprint` is fingerprintOf() everything that makes the
+ * request what it is. Without a key, `work` just runs. With one: the first request runs and its
+ * answer (status, body, `keptHeaders`) is recorded; a retry gets that answer with
+ * `Idempotent-Replayed: true`; 409 while it runs, 422 for another request under the key; a
+ * request that throws frees the key. `work` may record the answer itself, in its own transaction
+ * (`complete(claim, answer, em)`), and then returns `recorded: true`.
+ */
+export async function runIdempotent(
+  deps: IdempotentRouteDeps,
+  request: HttpRequest,
+  what: Omit<IdempotentRequest, 'key'> & { keptHeaders?: string[]; headers?: Record<string, string> },
+  work: (claim: IdempotencyClaim | null) => Promise<HttpResult & { recorded?: boolean }>,
+): Promise<HttpResult> {
+  const key = idempotencyKeyOf(request);
+  if (key === null) return work(null);
+  const outcome = await deps.idempotency.claim({ teamId: what.teamId, key, route: what.route, fingerprint: what.fingerprint });
+  if (outcome.kind === 'completed') {
+    deps.metrics.idempotentReplays.inc({ route: patternOf(what.route) });
+    return replayedAnswer(outcome.answer, what.headers);
+  }
+  const { claim } = outcome;
+  let result: HttpResult & { recorded?: boolean };
+  try {
+    result = await work(claim);
+  } catch (error) {
+    await deps.idempotency.abandon(claim);
+    throw error;
+  }
+  if (result.status >= 400) {
+    await deps.idempotency.abandon(claim);
+    return result;
+  }
+  if (!result.recorded) {
+    const kept = Object.fromEntries(Object.entries(result.headers ?? {}).filter(([name]) => what.keptHeaders?.some((k) => k.toLowerCase() === name.toLowerCase())));
+    await deps.idempotency.complete(claim, { status: result.status, headers: kept, body: result.body });
+  }
+  const { recorded: _recorded, ...answer } = result;
+  return answer;
+}
+
+/** `POST /v1/...` → `/v1/...`: the metrics label, as media_http_responses_total names routes. */
+export function patternOf(route: string): string {
+  return route.slice(route.indexOf(' ') + 1);
+}
