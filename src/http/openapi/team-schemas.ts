@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TEAM_MODULES } from '../../domain/modules/team-module.entity.ts';
 import { LOG_SYSTEMS } from '../../domain/team-logs/team-log-list.ts';
+import { BILLING_CYCLES, SUBSCRIPTION_TYPES } from '../../domain/subscriptions/subscription.entity.ts';
 import { groupSchema, planLimitsSchema, teamMemberSchema } from './schemas.ts';
 
 /** Response bodies of the team administration routes (spec 2.11, 2.13, 2.19); see ./schemas.ts. */
@@ -94,11 +95,22 @@ export const planSchema = z
   })
   .meta({ id: 'Plan' });
 
+export const subscriptionSchema = z
+  .object({
+    id, subscriptionId: z.string(), priceId: z.string(), userId: id, checkedAt: timestamp, createdAt: timestamp, updatedAt: timestamp,
+    lastPaymentFailed: z.boolean(), type: z.enum(SUBSCRIPTION_TYPES), billingCycle: z.enum(BILLING_CYCLES),
+    nextPaymentAt: timestamp.nullable(), endsAt: timestamp.nullable(), canceledAt: timestamp.nullable(),
+    pendingPriceId: z.string().nullable(), pendingBillingCycle: z.enum(BILLING_CYCLES).nullable(), stripeScheduleId: z.string().nullable(),
+    teamId: id.nullable(), planId: id.nullable(), isTrialing: z.boolean(), trialEndsAt: timestamp.nullable(),
+  })
+  .meta({ id: 'Subscription' });
+
 export const teamPlanSchema = z
   .object({
     plan: planSchema.nullable(),
     overrides: z.record(z.string(), z.unknown()).meta({ description: 'The team\'s own limits, set by the operator, over the plan\'s.' }),
     limits: planLimitsSchema,
+    subscription: subscriptionSchema.nullable().meta({ description: 'The team\'s TEAM subscription; null when it never had one.' }),
   })
   .meta({ id: 'TeamPlan' });
 

@@ -21,7 +21,7 @@ import { teamSettingsRoutes } from './team-settings-routes.ts';
 
 /** Everything a team needs to run itself with its own key, under /v1/teams/{teamId} (docs/team-admin.md). */
 export function teamAdminRoutes(
-  services: Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'authFailures'>,
+  services: Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'authFailures' | 'subscriptions'>,
   config: { maxJsonBodyBytes: number; authSecret: string },
 ): Route[] {
   const route = teamRouteBuilder(services, config.maxJsonBodyBytes);
@@ -34,7 +34,7 @@ export function teamAdminRoutes(
     ...memberRoutes(route, new MemberAdminService(services.orm, services.authenticator), new MemberNoteService(services.orm)),
     ...groupRoutes(route, new GroupAdminService(services.orm, services.authenticator)),
     ...moduleRoutes(route, new TeamModuleService(services.orm)),
-    ...planRoutes(route, new PlanQueryService(services.orm)),
+    ...planRoutes(route, new PlanQueryService(services.orm), services.subscriptions),
     ...apiKeyRoutes(route, new ApiKeyAdminService(services.orm, services.authenticator)),
   ];
 }
