@@ -33,7 +33,7 @@ export const teamLogSchema = z
     id,
     system: z.enum(LOG_SYSTEMS),
     teamId: id,
-    teamMemberId: id.nullable().meta({ description: 'Who acted; null for the operator and for keys that act as the owner.' }),
+    teamMemberId: id.nullable().meta({ description: 'Who acted: the key\'s member, or the owner for a key linked to no member; null only for the operator and the service\'s own jobs.' }),
     action: z.string().meta({ description: 'A LogAction of spec 2.19, or AUTOMATION_CREATED/UPDATED/DELETED.' }),
     data: z.record(z.string(), z.unknown()).nullable(),
     targetTeamMemberId: id.nullable(),
@@ -78,7 +78,7 @@ export const dashboardInfoSchema = z
 export const memberNoteInfoSchema = z
   .object({
     id, teamId: id, teamMemberId: id, note: z.string().min(1), creatorTeamMemberId: id.nullable(), createdAt: timestamp,
-    creatorTeamMember: memberShortSchema.nullable().meta({ description: 'Who wrote it; null for the operator and keys acting as the owner.' }),
+    creatorTeamMember: memberShortSchema.nullable().meta({ description: 'Who wrote it (the owner for a key linked to no member); null for the operator.' }),
   })
   .meta({ id: 'TeamMemberNoteInfo' });
 

@@ -35,7 +35,7 @@ export function teamRouteBuilder(deps: TeamRouteDeps, maxJsonBodyBytes: number) 
         request,
         teamId: principal.teamId,
         principal,
-        actor: { teamMemberId: principal.memberId },
+        actor: { teamMemberId: principal.actingMemberId },
         param: (name) => request.params[name] ?? '',
         body: () => request.body.json(maxJsonBodyBytes),
       });
