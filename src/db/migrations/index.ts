@@ -14,6 +14,7 @@ import { Migration20261123060000MemberNotes } from './Migration20261123060000Mem
 import { Migration20261123070000TeamModules } from './Migration20261123070000TeamModules.ts';
 import { Migration20261123080000Invites } from './Migration20261123080000Invites.ts';
 import { Migration20261124040000Subscriptions } from './Migration20261124040000Subscriptions.ts';
+import { Migration20261124040100ActiveMemberNames } from './Migration20261124040100ActiveMemberNames.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -32,4 +33,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261123070000TeamModules', class: Migration20261123070000TeamModules },
   { name: 'Migration20261123080000Invites', class: Migration20261123080000Invites },
   { name: 'Migration20261124040000Subscriptions', class: Migration20261124040000Subscriptions },
+  { name: 'Migration20261124040100ActiveMemberNames', class: Migration20261124040100ActiveMemberNames },
 ];
