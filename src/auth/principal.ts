@@ -10,6 +10,8 @@ export interface Principal {
    */
   actingMemberId: string | null;
   permissions: ReadonlySet<string>;
+  /** Whether the key's team is archived: its keys then only read (docs/team-admin.md). */
+  teamArchived: boolean;
   /** Empty for a full key. */
   scopes: readonly string[];
 }

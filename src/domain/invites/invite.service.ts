@@ -3,7 +3,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApiKey } from '../api-keys/api-key.entity.ts';
 import { z } from 'zod';
 import { announceAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
-import { badRequest, conflict, forbidden, notFound, teamLimit } from '../../errors/errors.ts';
+import { badRequest, conflict, forbidden, notFound, teamArchived, teamLimit } from '../../errors/errors.ts';
 import { Group } from '../groups/group.entity.ts';
 import { MEMBER_NAME_PATTERN, type Caller } from '../members/member-admin.service.ts';
 import { TeamMember, TeamMemberGroup } from '../members/team-member.entity.ts';
@@ -132,6 +132,7 @@ export class InviteService {
         if (!invite || invite.expireDate.getTime() <= Date.now()) throw notFound('invite', inviteId);
         // Serialises joins of one team: the member limit holds under concurrency.
         const team = await em.findOneOrFail(Team, { id: invite.team.id }, { populate: ['plan'], lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (team.archived) throw teamArchived();
         if (!invite.isMultiUse) {
           const claimed = await em.nativeUpdate(Invite, { id: invite.id, isUsed: false }, { isUsed: true });
           if (claimed === 0) throw notFound('invite', inviteId);

@@ -22,7 +22,7 @@ export function memberRoutes(route: ReturnType<typeof teamRouteBuilder>, members
     route('POST', '/leave', null, async (call) => {
       await members.leave(call.teamId, caller(call));
       return noContent();
-    }),
+    }, { whileArchived: true }),
     route('GET', '/members/:memberId/notes', Permission.membersView, async (call) => json(200, await notes.list(call.teamId, call.param('memberId')))),
     route('POST', '/members/:memberId/notes', Permission.membersManage, async (call) =>
       json(201, await notes.create(call.teamId, call.param('memberId'), await call.body(), call.actor))),

@@ -29,7 +29,7 @@ export function teamAdminRoutes(
   return [
     ...inviteRoutes(route, invites),
     inviteAcceptRoute(invites, { ...config, authFailures: services.authFailures }),
-    ...teamSettingsRoutes(route, new TeamSettingsService(services.orm)),
+    ...teamSettingsRoutes(route, new TeamSettingsService(services.orm, services.authenticator)),
     ...teamLogRoutes(route, new TeamLogList(services.orm)),
     ...memberRoutes(route, new MemberAdminService(services.orm, services.authenticator), new MemberNoteService(services.orm)),
     ...groupRoutes(route, new GroupAdminService(services.orm, services.authenticator)),
