@@ -182,3 +182,31 @@ t.test('the job: a canceled subscription ends at endsAt, once across instances',
   t.equal((await teamPlan(team)).plan.slug, 'enterprise');
   t.ok((await logsWith(team, 'subscriptionEnded')).some((row) => row.data.subscriptionEnded.type === 'VOICE' && row.data.subscriptionEnded.reason === 'canceled'));
 });
+
+t.test('GET /me: the caller\'s member, the team with its plan, the subscription and the trial offer', async (t) => {
+  const team = await first.createTeam('Myself');
+  const group = (await first.admin('POST', `/v1/admin/teams/${team.teamId}/groups`, { name: 'Crew', permissions: ['team.media.view'] })).body;
+  const member = await memberWithKey(first, team.teamId, 'myself', [], { groupIds: [group.id] });
+  const me = await first.media('GET', `/v1/teams/${team.teamId}/me`, member.key);
+  t.equal(me.status, 200);
+  t.match(me.body, {
+    member: { id: member.memberId, name: 'myself', isTeamOwner: false, groups: [{ id: group.id, name: 'Crew' }], user: { username: String } },
+    team: { id: team.teamId, name: 'Myself', archived: false, planId: await planId('free'), plan: { slug: 'free', limits: Object } },
+    subscription: null,
+    trialEligible: true,
+    trialDays: 14,
+  });
+  const asOwner = await first.media('GET', `/v1/teams/${team.teamId}/me`, team.key);
+  t.match(asOwner.body.member, { id: team.ownerId, isTeamOwner: true }, 'a key linked to no member sees the owner');
+
+  const subscription = (await setSubscription(team, { plan: 'enterprise', isTrialing: true, trialEndsAt: new Date(Date.now() + 14 * 24 * HOUR).toISOString() })).body;
+  const after = (await first.media('GET', `/v1/teams/${team.teamId}/me`, member.key)).body;
+  t.same(after.subscription, subscription);
+  t.equal(after.trialEligible, false, 'a team has its trial once');
+  t.equal(after.team.plan.slug, 'enterprise');
+
+  const other = await first.createTeam('NotMine');
+  expectError(t, await first.media('GET', `/v1/teams/${team.teamId}/me`, other.key), 401, 'error.unauthorized');
+  const uploader = await memberWithKey(first, team.teamId, 'uploader', ['team.media.upload'], { scopes: ['media:upload'] });
+  expectError(t, await first.media('GET', `/v1/teams/${team.teamId}/me`, uploader.key), 403, 'error.forbidden');
+});

@@ -11,7 +11,7 @@ import { updateTeamSchema } from '../../domain/teams/team-settings.service.ts';
 import { setPlanSchema, setSubscriptionSchema } from '../../domain/subscriptions/subscription.service.ts';
 import { apiKeySchema, groupSchema, teamMemberSchema, teamSchema } from './schemas.ts';
 import {
-  dashboardInfoSchema, inviteSchema, subscriptionSchema, memberNoteInfoSchema, planSchema, teamModuleSchema, teamPlanSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
+  dashboardInfoSchema, inviteSchema, meTeamInfoSchema, subscriptionSchema, memberNoteInfoSchema, planSchema, teamModuleSchema, teamPlanSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
 } from './team-schemas.ts';
 import { MAX_SEARCH_LENGTH } from '../../domain/media/media.service.ts';
 import type { OperationDoc } from './operations.ts';
@@ -137,6 +137,13 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       operationId: 'getTeamDashboard', summary: 'Dashboard info for the key\'s member', description: needs(null, 'A key linked to no member sees the owner.'),
       tag: 'members', access: 'teamApiKey',
       responses: { 200: { description: 'The member and the member count.', schema: dashboardInfoSchema } },
+      errors: {},
+    },
+    [`GET ${base}/me`]: {
+      operationId: 'getTeamMe', summary: 'The caller\'s own view of the team',
+      description: needs(null, 'Its member with groups, the team with its plan, the TEAM subscription and the trial offer. A key linked to no member sees the owner.'),
+      tag: 'members', access: 'teamApiKey',
+      responses: { 200: { description: 'Me team info (spec 2.13).', schema: meTeamInfoSchema } },
       errors: {},
     },
     [`GET ${base}/groups`]: {

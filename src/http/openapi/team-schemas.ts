@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TEAM_MODULES } from '../../domain/modules/team-module.entity.ts';
 import { LOG_SYSTEMS } from '../../domain/team-logs/team-log-list.ts';
 import { BILLING_CYCLES, SUBSCRIPTION_TYPES } from '../../domain/subscriptions/subscription.entity.ts';
-import { groupSchema, planLimitsSchema, teamMemberSchema } from './schemas.ts';
+import { groupSchema, planLimitsSchema, teamMemberSchema, teamSchema } from './schemas.ts';
 
 /** Response bodies of the team administration routes (spec 2.11, 2.13, 2.19); see ./schemas.ts. */
 
@@ -113,6 +113,16 @@ export const teamPlanSchema = z
     subscription: subscriptionSchema.nullable().meta({ description: 'The team\'s TEAM subscription; null when it never had one.' }),
   })
   .meta({ id: 'TeamPlan' });
+
+export const meTeamInfoSchema = z
+  .object({
+    member: teamMemberInfoSchema.meta({ description: 'The key\'s member; the owner for a key linked to no member (it acts as the owner).' }),
+    team: teamSchema.extend({ plan: planSchema.nullable() }).meta({ id: 'TeamWithPlan' }),
+    subscription: subscriptionSchema.nullable().meta({ description: 'The TEAM subscription; null when the team never had one.' }),
+    trialEligible: z.boolean().meta({ description: 'True while the team never had a TEAM subscription.' }),
+    trialDays: z.number().int().min(0).meta({ description: 'Days of the trial offered.' }),
+  })
+  .meta({ id: 'MeTeamInfo' });
 
 export const inviteSchema = z
   .object({ id, teamId: id, groupId: id, isUsed: z.boolean(), isMultiUse: z.boolean(), createdAt: timestamp, expireDate: timestamp })
