@@ -210,3 +210,29 @@ t.test('GET /me: the caller\'s member, the team with its plan, the subscription 
   const uploader = await memberWithKey(first, team.teamId, 'uploader', ['team.media.upload'], { scopes: ['media:upload'] });
   expectError(t, await first.media('GET', `/v1/teams/${team.teamId}/me`, uploader.key), 403, 'error.forbidden');
 });
+
+t.test('every enforced limit follows the team\'s plan: after a move to a smaller plan each guarded path is 402 and nothing is removed', async (t) => {
+  await db.query(`insert into plan (id, created_at, updated_at, name, slug, limits) select $1, now(), now(), 'Small', 'small',
+    limits || '{"maxMembers": 2, "maxGroups": 1, "maxMemberNotes": 0, "maxAutomations": 0, "multiUseInvites": false, "maxMediaFileSize": 1000}'::jsonb
+    from plan where slug = 'enterprise'`, [randomUUID()]);
+  const team = await first.createTeam('Shrinking', 'enterprise');
+  const group = (await first.admin('POST', `/v1/admin/teams/${team.teamId}/groups`, { name: 'Only', permissions: [] })).body;
+  const extra = await memberWithKey(first, team.teamId, 'extra', []);
+  const invite = (await first.media('POST', `/v1/teams/${team.teamId}/invites`, team.key, { body: { groupId: group.id } })).body;
+  const userId = (await first.admin('POST', `/v1/admin/teams/${(await first.createTeam('Users')).teamId}/members`, { name: 'outsider', permissions: [] })).body.userId;
+  t.equal((await first.admin('PUT', `/v1/admin/teams/${team.teamId}/plan`, { plan: 'small' })).status, 200);
+  const rows = () => Promise.all(['team_member', 'team_group', 'team_member_note', 'automation', 'team_invite', 'media_file']
+    .map((table) => tableSnapshot(first, `select count(*)::int as n from ${table} where team_id = $1`, [team.teamId]))).then((all) => all.join());
+  const before = await rows();
+  const T = `/v1/teams/${team.teamId}`;
+  expectError(t, await first.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'third', permissions: [] }), 402, 'error.teamLimits.maxMembers');
+  expectError(t, await first.admin('POST', `/v1/admin/invites/${invite.id}/accept`, { userId }), 402, 'error.teamLimits.maxMembers');
+  expectError(t, await first.admin('POST', `/v1/admin/teams/${team.teamId}/groups`, { name: 'Second', permissions: [] }), 402, 'error.teamLimits.maxGroups');
+  expectError(t, await first.media('POST', `${T}/groups`, team.key, { body: { name: 'Second', permissions: [] } }), 402, 'error.teamLimits.maxGroups');
+  expectError(t, await first.media('POST', `${T}/members/${extra.memberId}/notes`, team.key, { body: { note: 'n' } }), 402, 'error.teamLimits.maxMemberNotes');
+  expectError(t, await first.media('POST', `${T}/automations`, team.key, { body: { name: 'hook', url: 'https://hooks.example.com/x' } }), 402, 'error.teamLimits.maxAutomations');
+  expectError(t, await first.media('POST', `${T}/invites`, team.key, { body: { groupId: group.id, isMultiUse: true } }), 402, 'error.teamLimits.multiUseInvites');
+  expectError(t, await uploadJson(first, team.teamId, team.key, { file: pngLike(2000).toString('base64'), fileName: 'big.png' }), 402, 'error.teamLimits.maxMediaFileSize');
+  t.equal(await rows(), before, 'nothing added, nothing removed: members over a new limit stay');
+  t.equal((await first.media('GET', `${T}/members`, team.key)).body.count, 2);
+});
