@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { runInJobSlot } from '../jobs/job-slot.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { Team } from '../teams/team.entity.ts';
 import { Subscription } from './subscription.entity.ts';
@@ -14,15 +15,14 @@ import { defaultPlan, type SubscriptionService } from './subscription.service.ts
  * When a TEAM subscription ends, the team falls back to the default plan (TEAM_UPDATED with the
  * plan change and `subscriptionEnded`); `endedAt` records that it was applied, so never twice.
  *
- * Once per minute across instances, as the folder rule sweep does per hour: a transaction-scoped
- * advisory lock for the run, then the minute claimed in `job_run` with `insert ... on conflict do
- * nothing returning`. Each subscription is handled in its own transaction with its row locked
+ * Once per minute across instances (runInJobSlot, as the folder rule sweep per hour). Each subscription is handled in its own transaction with its row locked
  * and its condition read again, so a subscription changed meanwhile is judged as it is now.
  */
 
 export const SUBSCRIPTION_JOB = 'subscription-rules';
 const MINUTE_MS = 60_000;
-const ADVISORY_LOCK_KEY = 727_003;
+/** pg advisory lock key of the job (migrations use 727001, the folder sweep 727002, the automation fan-out 727003). */
+const ADVISORY_LOCK_KEY = 727_015;
 const BATCH_SIZE = 200;
 /** Slots of this job older than this are pruned from job_run by each run. */
 const KEEP_SLOTS_MS = 86_400_000;
@@ -87,26 +87,11 @@ export class SubscriptionJob {
   /** One run for the minute of `now`, if this instance wins it. */
   async runOnce(now = new Date()): Promise<SubscriptionJobResult> {
     const { orm } = this.options;
-    const lockEm = orm.em.fork();
-    await lockEm.begin();
-    try {
-      const [lock] = await lockEm.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [ADVISORY_LOCK_KEY]);
-      if (!lock?.locked) return { ran: false, ended: 0, converted: 0 };
-      const claimed = await orm.em.fork().execute<{ slot: Date }[]>(
-        `insert into job_run (job, slot, started_at) values (?, date_trunc('minute', ?::timestamptz), now()) on conflict do nothing returning slot`,
-        [SUBSCRIPTION_JOB, now],
-      );
-      const slot = claimed[0]?.slot;
-      if (!slot) return { ran: false, ended: 0, converted: 0 };
-      const result = await this.apply(now);
-      await orm.em.fork().execute('update job_run set finished_at = now() where job = ? and slot = ?', [SUBSCRIPTION_JOB, slot]);
-      await orm.em.fork().execute('delete from job_run where job = ? and slot < ?', [SUBSCRIPTION_JOB, new Date(now.getTime() - KEEP_SLOTS_MS)]);
-      if (result.ended + result.converted > 0) this.options.logger.info({ job: SUBSCRIPTION_JOB, slot, ...result }, 'subscription rules applied');
-      return { ran: true, ...result };
-    } finally {
-      // Ends the transaction, which releases the advisory lock.
-      await lockEm.rollback().catch(() => undefined);
-    }
+    const run = await runInJobSlot(orm, { job: SUBSCRIPTION_JOB, lockKey: ADVISORY_LOCK_KEY, unit: 'minute' }, now, () => this.apply(now));
+    if (!run.ran) return { ran: false, ended: 0, converted: 0 };
+    await orm.em.fork().execute('delete from job_run where job = ? and slot < ?', [SUBSCRIPTION_JOB, new Date(now.getTime() - KEEP_SLOTS_MS)]);
+    if (run.result.ended + run.result.converted > 0) this.options.logger.info({ job: SUBSCRIPTION_JOB, slot: run.slot, ...run.result }, 'subscription rules applied');
+    return { ran: true, ...run.result };
   }
 
   private async apply(now: Date): Promise<{ ended: number; converted: number }> {
