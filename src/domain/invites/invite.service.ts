@@ -1,8 +1,8 @@
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { ApiKey } from '../api-keys/api-key.entity.ts';
 import { z } from 'zod';
 import { announceAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
+import { ApiKey } from '../api-keys/api-key.entity.ts';
 import { badRequest, conflict, forbidden, notFound, teamArchived, teamLimit } from '../../errors/errors.ts';
 import { Group } from '../groups/group.entity.ts';
 import { MEMBER_NAME_PATTERN, type Caller } from '../members/member-admin.service.ts';
@@ -142,12 +142,12 @@ export class InviteService {
         const required = JOIN_REQUIREMENTS.filter((requirement) => team.joinRequirements[requirement]);
         // Linked accounts do not exist yet, so no user meets a requirement.
         if (required.length > 0) throw forbidden(`The team requires a linked ${required[0]} account`, required[0]);
+        const former = await em.findOne(TeamMember, { team, user }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (former && !former.leftTeamAt) throw conflict('The user is already a member of the team', userId);
         const limit = effectiveLimits(team.plan?.limits, team.limitOverrides).maxMembers;
         if (limit !== null && (await em.count(TeamMember, { team, leftTeamAt: null })) >= limit) {
           throw teamLimit('maxMembers', `The team has reached its limit of ${limit} members`, limit);
         }
-        const former = await em.findOne(TeamMember, { team, user }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-        if (former && !former.leftTeamAt) throw conflict('The user is already a member of the team', userId);
         const member = former ? await rejoin(em, former, name, invite.id) : em.create(TeamMember, { team, user, name: name ?? user.username, permissions: [] });
         em.create(TeamMemberGroup, { member, group: invite.group });
         member.mainGroup = invite.group;
