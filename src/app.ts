@@ -12,6 +12,8 @@ import { initOrm, migrate } from './db/orm.ts';
 import { seedPlans } from './db/seed.ts';
 import { ApiKeyService } from './domain/api-keys/api-key.service.ts';
 import { FolderRuleSweeper } from './domain/folders/folder-rule-sweep.ts';
+import { SubscriptionJob } from './domain/subscriptions/subscription-job.ts';
+import { SubscriptionService } from './domain/subscriptions/subscription.service.ts';
 import { createCdnPurger } from './domain/media/cdn-purge.ts';
 import { MediaEditService } from './domain/media/media-edit.service.ts';
 import { MediaService } from './domain/media/media.service.ts';
@@ -60,6 +62,7 @@ import { AutomationService } from './domain/automations/automation.service.ts';
 import { automationRoutes } from './http/routes/automations/automation-routes.ts';
 import { teamAdminRoutes } from './http/routes/teams/team-admin-routes.ts';
 import { automationAdminRoutes } from './http/routes/admin/automation-admin-routes.ts';
+import { subscriptionAdminRoutes } from './http/routes/admin/subscription-admin-routes.ts';
 import { openApiRoutes } from './http/openapi/openapi-routes.ts';
 
 /** After the grace period, how long aborted uploads and the responses still being written may take. */
@@ -92,6 +95,10 @@ export interface Services {
   metrics: Metrics;
   /** Folder rules (spec 2.2); started by Application once the routes are mounted, runOnce() callable directly. */
   folderSweeper: FolderRuleSweeper;
+  /** A team's plan and subscriptions (spec 2.12, 2.14). */
+  subscriptions: SubscriptionService;
+  /** The subscription rules (ends, trials); started by Application, runOnce() callable directly. */
+  subscriptionJob: SubscriptionJob;
   /** Leftovers of crashed uploads (issue 6.2) and expired idempotency keys; started by Application, runOnce() callable directly. */
   crashSweeper: CrashSweeper;
   /** Idempotency-Key claims and answers, shared by every instance through PostgreSQL. */
@@ -172,6 +179,7 @@ export class Backend {
       const automationDispatcher = new AutomationDispatcher({
         orm, logger: logger.child({ component: 'automations' }), settings: config.automations,
       });
+      const subscriptions = new SubscriptionService(orm);
       const services: Services = {
         orm,
         authenticator,
@@ -194,6 +202,8 @@ export class Backend {
         uploadUrlLimits: uploadUrlLimiters(config, logger),
         metrics,
         folderSweeper: new FolderRuleSweeper({ orm, edits, logger: sweepLog }),
+        subscriptions,
+        subscriptionJob: new SubscriptionJob({ orm, subscriptions, logger: logger.child({ component: 'subscriptions' }) }),
         crashSweeper: new CrashSweeper({
           orm, store, logger: logger.child({ component: 'crash-sweep' }), minAgeSeconds: config.crashSweepMinAgeSeconds,
           liveUploads: () => uploads.liveUploads(), owner: identity, idempotencyKeys: idempotency,
@@ -218,6 +228,7 @@ export class Backend {
   async close(): Promise<void> {
     this.services.metrics.close();
     await this.services.folderSweeper.stop();
+    await this.services.subscriptionJob.stop();
     await this.services.crashSweeper.stop();
     this.services.idempotency.close();
     await this.services.automationDispatcher.stop();
@@ -373,10 +384,14 @@ export class Application {
         ...automationAdminRoutes({
           automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
+        ...subscriptionAdminRoutes({
+          subscriptions: services.subscriptions, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
+        }),
         ...openApiRoutes(),
       ];
       for (const route of routes) this.router.add(route);
       services.folderSweeper.start();
+      services.subscriptionJob.start();
       services.crashSweeper.start();
       services.automationDispatcher.start();
       if (this.listenMode.shared) await this.listen();
@@ -429,6 +444,7 @@ export class Application {
     await this.teamLimitsListener?.stop();
     await automationsStopped;
     await this.backend?.services.folderSweeper.stop();
+    await this.backend?.services.subscriptionJob.stop();
     await this.backend?.services.crashSweeper.stop();
     await this.storageHealth?.stop();
     this.server.close();

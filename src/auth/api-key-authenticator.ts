@@ -25,6 +25,8 @@ interface KeyRow {
   id: string;
   team_id: string;
   team_member_id: string | null;
+  acting_member_id: string | null;
+  team_archived: boolean;
   secret_hash: string;
   scopes: string[];
   acts_as_owner: boolean;
@@ -35,6 +37,9 @@ interface KeyRow {
 // One round trip: the key, its member and the permissions of the member's groups.
 const KEY_QUERY = `
 select k.id, k.team_id, k.team_member_id, k.secret_hash, k.scopes,
+       coalesce(k.team_member_id, (select o.id from team_member o where o.team_id = k.team_id and o.is_team_owner
+                                    order by o.created_at limit 1)) as acting_member_id,
+       t.archived as team_archived,
        coalesce(m.is_team_owner, true) as acts_as_owner,
        (m.id is null or (m.left_team_at is null and not m.archived)) as member_active,
        coalesce(m.permissions, '{}') || coalesce((
@@ -42,6 +47,7 @@ select k.id, k.team_id, k.team_member_id, k.secret_hash, k.scopes,
            join team_group g on g.id = mg.group_id, unnest(g.permissions) as permission
           where mg.member_id = m.id), '{}') as permissions
   from api_key k
+  join team t on t.id = k.team_id
   left join team_member m on m.id = k.team_member_id
  where k.prefix = ?`;
 
@@ -174,6 +180,8 @@ export class ApiKeyAuthenticator {
         keyId: row.id,
         teamId: row.team_id,
         memberId: row.team_member_id,
+        actingMemberId: row.acting_member_id,
+        teamArchived: row.team_archived,
         permissions: new Set(row.acts_as_owner ? allPermissions : row.permissions),
         scopes: row.scopes,
       },

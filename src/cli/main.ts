@@ -42,6 +42,16 @@ const commands: Record<string, Command> = {
     options: { team: { type: 'string' }, json: { type: 'string' } },
     run: (s, v) => (v.json ? s.teams.updateLimits(text(v.team) ?? '', parseJsonOption(v.json)) : s.teams.getLimits(text(v.team) ?? '')),
   },
+  'team plan': {
+    usage: 'team plan --team ID [--plan SLUG]',
+    options: { team: { type: 'string' }, plan: { type: 'string' } },
+    run: (s, v) => (v.plan ? s.subscriptions.setPlan(text(v.team) ?? '', { plan: v.plan }) : s.subscriptions.teamPlan(text(v.team) ?? '')),
+  },
+  'team subscription': {
+    usage: "team subscription --team ID [--json '{\"plan\": \"enterprise\", \"isTrialing\": true, \"trialEndsAt\": \"...\"}']",
+    options: { team: { type: 'string' }, json: { type: 'string' } },
+    run: (s, v) => (v.json ? s.subscriptions.setSubscription(text(v.team) ?? '', parseJsonOption(v.json)) : s.subscriptions.list(text(v.team) ?? '')),
+  },
   'member create': {
     usage: 'member create --team ID --name NAME [--permissions team.media.view,...] [--groups ID,...]',
     options: { team: { type: 'string' }, name: { type: 'string' }, permissions: { type: 'string' }, groups: { type: 'string' } },

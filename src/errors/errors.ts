@@ -14,6 +14,13 @@ export function forbidden(message = 'User is forbidden to perform this action', 
   return new ServiceError({ name: 'ForbiddenError', status: 403, messageKey: 'error.forbidden', message, value });
 }
 
+/** A change to an archived team (docs/team-admin.md lists what an archived team can still do). */
+export function teamArchived(): ServiceError {
+  return new ServiceError({
+    name: 'ForbiddenError', status: 403, messageKey: 'error.team.archived', message: 'The team is archived: unarchive it to make changes',
+  });
+}
+
 export function notFound(what = 'resource', value?: string): ServiceError {
   return new ServiceError({ name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: `Could not find ${what}`, value });
 }

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { ApiKeyAuthenticator, FailureThrottle } from '../auth/api-key-authenticator.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { PermissionName, ScopeName } from '../auth/permissions.ts';
-import { forbidden, unauthorized } from '../errors/errors.ts';
+import { forbidden, teamArchived, unauthorized } from '../errors/errors.ts';
 import type { RequestRateLimiter } from '../limits/rate-limiter.ts';
 import type { HttpRequest } from './types.ts';
 
@@ -26,6 +26,8 @@ export interface MediaAccess {
   permission?: PermissionName;
   /** The scope that lets a narrowed key reach this route; routes without one need a full key. */
   scope?: ScopeName;
+  /** A change an archived team may still make (unarchive, leave, delete a key); reads always may. */
+  whileArchived?: boolean;
 }
 
 export interface MediaGrant {
@@ -36,8 +38,8 @@ export interface MediaGrant {
 
 /**
  * The checks every media route makes before anything else, in the order of
- * spec 7: the key (401), its team (401), scope and permission (403), then the
- * key's rate limit (429).
+ * spec 7: the key (401), its team (401), scope and permission (403), a change
+ * to an archived team (403 error.team.archived), then the key's rate limit (429).
  */
 export async function authorizeMedia(
   request: HttpRequest,
@@ -57,5 +59,6 @@ function checkMediaAccess(request: HttpRequest, principal: Principal, access: Me
   if (access.permission && !principal.permissions.has(access.permission)) {
     throw forbidden(`Missing permission ${access.permission}`, access.permission);
   }
+  if (principal.teamArchived && !access.whileArchived && request.method !== 'GET' && request.method !== 'HEAD') throw teamArchived();
   return principal;
 }

@@ -99,7 +99,7 @@ t.test('a manager creates, reads, lists, changes, rotates and deletes automation
   const logged = await logActions(team.teamId);
   t.same(logged.map((row) => row.action), ['AUTOMATION_CREATED', 'AUTOMATION_CREATED', 'AUTOMATION_UPDATED', 'AUTOMATION_UPDATED', 'AUTOMATION_DELETED']);
   t.equal(logged[0]!.team_member_id, manager.memberId, 'the acting member is logged');
-  t.equal(logged[1]!.team_member_id, null, 'an owner key acts as the owner');
+  t.equal(logged[1]!.team_member_id, team.ownerId, 'a key linked to no member is logged as the owner it acts as');
   t.same(logged[2]!.data.changed.sort(), ['enabled', 'folderId', 'name', 'tags', 'url']);
   t.same(logged[3]!.data.changed, ['secret']);
   t.ok(logged.every((row) => row.target_identifier !== null));

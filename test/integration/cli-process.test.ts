@@ -44,6 +44,18 @@ t.test('team create with no running service: the answer on stdout, nothing on st
   t.notOk(existsSync(join(dataDir, 'postgres', 'postmaster.pid')), 'the cli stopped the PostgreSQL it started');
 });
 
+t.test('team plan and team subscription set and read a team\'s plan and subscription', async (t) => {
+  const team = JSON.parse((await cli(['team', 'create', '--name', 'Beta'])).stdout);
+  const moved = await cli(['team', 'plan', '--team', team.team.id, '--plan', 'enterprise']);
+  t.equal(moved.code, 0, moved.stderr);
+  t.match(JSON.parse(moved.stdout), { plan: { slug: 'enterprise' }, subscription: null });
+  const set = await cli(['team', 'subscription', '--team', team.team.id, '--json', JSON.stringify({ plan: 'free', billingCycle: 'YEARLY' })]);
+  t.equal(set.code, 0, set.stderr);
+  t.match(JSON.parse(set.stdout), { type: 'TEAM', billingCycle: 'YEARLY', teamId: team.team.id });
+  const listed = await cli(['team', 'subscription', '--team', team.team.id]);
+  t.match(JSON.parse(listed.stdout), [{ type: 'TEAM', billingCycle: 'YEARLY' }]);
+});
+
 t.test('a refused command prints the error body only, exit 1', async (t) => {
   const refused = await cli(['team', 'limits', '--team', '00000000-0000-4000-8000-000000000000']);
   t.equal(refused.code, 1);

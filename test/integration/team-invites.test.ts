@@ -111,3 +111,58 @@ t.test('delete one (INVITE_DELETED) and clear all (INVITES_CLEAR); permissions',
   t.match(await lastLog(), { action: 'INVITES_CLEAR', data: { deleted: JSON.parse(before).length } });
   t.same((await server.media('GET', base, inviter.key)).body, []);
 });
+
+t.test('a member who left or was kicked rejoins through a new invite: the same row, active again, old keys gone', async (t) => {
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { multiUseInvites: true, maxMembers: null });
+  const invite = (await server.media('POST', base, inviter.key, { body: { groupId: group.id, isMultiUse: true } })).body;
+  const userId = await aUser();
+  const joined = (await accept(invite.id, { userId, name: 'returner' })).body;
+  const oldKey = (await server.admin('POST', `/v1/admin/teams/${team.teamId}/api-keys`, { teamMemberId: joined.id })).body;
+  await server.media('PATCH', `/v1/teams/${team.teamId}/members/${joined.id}`, team.key, { body: { permissions: ['team.media.view'], sort: 4 } });
+  t.equal((await server.media('POST', `/v1/teams/${team.teamId}/leave`, oldKey.key)).status, 204);
+  expectError(t, await server.media('GET', `/v1/teams/${team.teamId}`, oldKey.key), 401, 'error.unauthorized');
+
+  // Its name is free while it is away.
+  const namesake = (await accept(invite.id, { userId: await aUser(), name: 'returner' })).body;
+  t.equal(namesake.name, 'returner');
+  expectError(t, await accept(invite.id, { userId }), 409, 'error.conflict');
+  t.match(await tableSnapshot(server, 'select left_team_at is not null as away from team_member where id = $1', [joined.id]), /"away":true/, 'still away after the 409');
+
+  const back = await accept(invite.id, { userId, name: 'returner2' });
+  t.equal(back.status, 201);
+  t.match(back.body, { id: joined.id, userId, name: 'returner2', leftTeamAt: null, archived: false, permissions: [], sort: 0, mainGroupId: group.id });
+  t.ok(Date.parse(back.body.joinedTeamAt) > Date.parse(joined.joinedTeamAt), 'joined again now');
+  const logs = await teamLogRows(server, team.teamId);
+  t.ok(logs.some((row) => row.action === 'MEMBER_JOINED' && row.target_team_member_id === joined.id && row.data?.rejoined === true));
+  t.ok(logs.some((row) => row.action === 'API_KEY_DELETED' && row.target_identifier === oldKey.id && row.data?.reason === 'memberRejoined'));
+  // A key from before it left never works again.
+  expectError(t, await server.media('GET', `/v1/teams/${team.teamId}`, oldKey.key), 401, 'error.unauthorized');
+  const info = (await server.media('GET', `/v1/teams/${team.teamId}/members/${joined.id}`, team.key)).body;
+  t.same(info.groups.map((g: any) => g.id), [group.id]);
+  const listed = (await server.media('GET', `/v1/teams/${team.teamId}/members?search=returner2`, team.key)).body;
+  t.equal(listed.count, 1);
+
+  // Kicked, then back, with its name.
+  t.equal((await server.media('DELETE', `/v1/teams/${team.teamId}/members/${joined.id}`, team.key)).status, 204);
+  const again = await accept(invite.id, { userId });
+  t.equal(again.status, 201);
+  t.match(again.body, { id: joined.id, name: 'returner2', leftTeamAt: null });
+  t.not(namesake.id, joined.id);
+});
+
+t.test('maxMembers counts current members only; a rejoin over the limit is 402 and changes nothing', async (t) => {
+  const invite = (await server.media('POST', base, inviter.key, { body: { groupId: group.id, isMultiUse: true } })).body;
+  const userId = await aUser();
+  const member = (await accept(invite.id, { userId })).body;
+  t.equal((await server.media('DELETE', `/v1/teams/${team.teamId}/members/${member.id}`, team.key)).status, 204);
+  const current = JSON.parse(await tableSnapshot(server, 'select count(*)::int as n from team_member where team_id = $1 and left_team_at is null', [team.teamId]))[0].n;
+  const all = JSON.parse(await tableSnapshot(server, 'select count(*)::int as n from team_member where team_id = $1', [team.teamId]))[0].n;
+  t.ok(all > current, 'some members left');
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMembers: current });
+  const rows = await tableSnapshot(server, 'select * from team_member where team_id = $1 order by id', [team.teamId]);
+  expectError(t, await accept(invite.id, { userId }), 402, 'error.teamLimits.maxMembers');
+  t.equal(await tableSnapshot(server, 'select * from team_member where team_id = $1 order by id', [team.teamId]), rows, 'nothing changed');
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMembers: current + 1 });
+  t.equal((await accept(invite.id, { userId })).status, 201, 'one place: the rejoin fits');
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMembers: null });
+});

@@ -19,7 +19,8 @@ t.test('lists the log newest first with the member views', async (t) => {
   t.same(response.body.data.map((entry: any) => entry.action).slice(0, 2), ['TEAM_UPDATED', 'TEAM_UPDATED']);
   t.equal(response.body.count, 6);
   const [byOwnerKey, byAuditor] = response.body.data;
-  t.match(byOwnerKey, { teamId: team.teamId, system: 'APP', teamMemberId: null, teamMember: null, data: { locale: 'fr' } });
+  // A key linked to no member acts as the owner, and the log names the owner (spec 2.19: teamMember is required).
+  t.match(byOwnerKey, { teamId: team.teamId, system: 'APP', teamMemberId: team.ownerId, teamMember: { id: team.ownerId, name: 'Owner' }, data: { locale: 'fr' } });
   t.match(byAuditor, { teamMemberId: auditor.memberId, teamMember: { id: auditor.memberId, name: 'auditor', userId: String, image: null, joinedTeamAt: String }, data: { name: 'Logs2' } });
   const joined = response.body.data.find((entry: any) => entry.action === 'MEMBER_JOINED' && entry.targetTeamMemberId === auditor.memberId);
   t.match(joined, { targetTeamMember: { id: auditor.memberId, name: 'auditor' } });

@@ -18,7 +18,7 @@ t.test('create (MEMBER_NOTE_CREATED), list newest first with the creator, delete
   t.match(first.body, { teamId: team.teamId, teamMemberId: subject.memberId, note: 'first', creatorTeamMemberId: writer.memberId, creatorTeamMember: { id: writer.memberId, name: 'writer' } });
   t.match(await lastLog(), { action: 'MEMBER_NOTE_CREATED', team_member_id: writer.memberId, target_team_member_id: subject.memberId, target_identifier: first.body.id });
   const byOwner = await server.media('POST', notes, team.key, { body: { note: '  second  ' } });
-  t.match(byOwner.body, { note: 'second', creatorTeamMemberId: null, creatorTeamMember: null });
+  t.match(byOwner.body, { note: 'second', creatorTeamMemberId: team.ownerId, creatorTeamMember: { id: team.ownerId, name: 'Owner' } });
   const list = await server.media('GET', notes, reader.key);
   t.equal(list.status, 200);
   t.same(list.body.map((note: any) => note.note), ['second', 'first']);

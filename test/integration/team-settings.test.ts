@@ -69,7 +69,7 @@ t.test('archive and unarchive, each logged once', async (t) => {
   const unarchived = await server.media('POST', `${base}/unarchive`, team.key);
   t.equal(unarchived.body.archived, false);
   const rows = (await teamLogRows(server, team.teamId)).filter((row) => row.data?.archived !== undefined);
-  t.same(rows.map((row) => [row.action, row.data, row.team_member_id]), [['TEAM_UPDATED', { archived: true }, null], ['TEAM_UPDATED', { archived: false }, null]]);
+  t.same(rows.map((row) => [row.action, row.data, row.team_member_id]), [['TEAM_UPDATED', { archived: true }, team.ownerId], ['TEAM_UPDATED', { archived: false }, team.ownerId]], 'the owner-acting key is logged as the owner');
 });
 
 t.test('changes need team.settings.manage (403); an upload-scoped key reaches no team route (403)', async (t) => {

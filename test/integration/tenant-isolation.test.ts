@@ -24,6 +24,8 @@ const aGroup = (await server.admin('POST', `/v1/admin/teams/${a.teamId}/groups`,
 const bNote = (await server.media('POST', `/v1/teams/${b.teamId}/members/${b.ownerId}/notes`, b.key, { body: { note: 'b-secret-note' } })).body;
 
 const bInvite = (await server.media('POST', `/v1/teams/${b.teamId}/invites`, b.key, { body: { groupId: bGroup.id } })).body;
+// B's subscription (its `me` view carries it): the secret is its price id.
+await server.admin('PUT', `/v1/admin/teams/${b.teamId}/subscription`, { plan: 'enterprise', priceId: 'b-secret-price' });
 
 async function snapshotOfB() {
   const media = await server.media('GET', `/v1/cdn/media/${b.teamId}`, b.key);
@@ -39,11 +41,12 @@ async function snapshotOfB() {
   const notes = await server.media('GET', `/v1/teams/${b.teamId}/members/${b.ownerId}/notes`, b.key);
   const modules = await server.media('GET', `/v1/teams/${b.teamId}/modules`, b.key);
   const invites = await server.media('GET', `/v1/teams/${b.teamId}/invites`, b.key);
-  return JSON.stringify({ invites: invites.body, modules: modules.body, notes: notes.body, keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
+  const me = await server.media('GET', `/v1/teams/${b.teamId}/me`, b.key);
+  return JSON.stringify({ me: me.body, invites: invites.body, modules: modules.body, notes: notes.body, keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
-const secrets = ['TeamB', 'b-secret-note', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
+const secrets = ['TeamB', 'b-secret-price', 'b-secret-note', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
 
 interface Case {
   name: string;
@@ -95,7 +98,7 @@ const cases: Case[] = [
     ['PUT', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${AT}/groups/${bGroup.id}/members/${b.ownerId}`],
     ['PUT', `${AT}/members/${b.ownerId}/groups`],
     ['GET', `${AT}/members/${b.ownerId}/notes`], ['POST', `${AT}/members/${b.ownerId}/notes`], ['DELETE', `${AT}/members/${b.ownerId}/notes/${bNote.id}`],
-    ['GET', `${AT}/modules`], ['PATCH', `${AT}/modules`], ['GET', `${AT}/plan`],
+    ['GET', `${AT}/modules`], ['PATCH', `${AT}/modules`], ['GET', `${AT}/plan`], ['GET', `${AT}/subscriptions`], ['GET', `${AT}/me`],
     ['GET', `${AT}/invites`], ['POST', `${AT}/invites`], ['DELETE', `${AT}/invites`], ['DELETE', `${AT}/invites/${bInvite.id}`],
     ['GET', `${AT}/api-keys`], ['POST', `${AT}/api-keys`], ['POST', `${AT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${AT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
@@ -107,7 +110,7 @@ const cases: Case[] = [
     ['PUT', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`], ['DELETE', `${BT}/groups/${bGroup.id}/members/${b.ownerId}`],
     ['PUT', `${BT}/members/${b.ownerId}/groups`],
     ['GET', `${BT}/members/${b.ownerId}/notes`], ['POST', `${BT}/members/${b.ownerId}/notes`], ['DELETE', `${BT}/members/${b.ownerId}/notes/${bNote.id}`],
-    ['GET', `${BT}/modules`], ['PATCH', `${BT}/modules`], ['GET', `${BT}/plan`],
+    ['GET', `${BT}/modules`], ['PATCH', `${BT}/modules`], ['GET', `${BT}/plan`], ['GET', `${BT}/subscriptions`], ['GET', `${BT}/me`],
     ['GET', `${BT}/invites`], ['POST', `${BT}/invites`], ['DELETE', `${BT}/invites`], ['DELETE', `${BT}/invites/${bInvite.id}`],
     ['GET', `${BT}/api-keys`], ['POST', `${BT}/api-keys`], ['POST', `${BT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${BT}/api-keys/${b.keyId}`],
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),

@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { runInJobSlot } from '../jobs/job-slot.ts';
 import type { MediaEditService } from '../media/media-edit.service.ts';
 
 /**
@@ -8,12 +9,10 @@ import type { MediaEditService } from '../media/media-edit.service.ts';
  * - `retentionDays`: files created more than N days before the run are deleted;
  * - `maxFiles`: only the newest N files, by (created_at desc, id desc), are kept.
  *
- * Once per hour across instances: a run first takes a transaction-scoped
- * advisory lock (held on one connection for the whole run, so a slow run never
- * overlaps the next one), then claims the hour in `job_run` with
- * `insert ... on conflict do nothing returning`. Only the instance whose insert
- * returns a row sweeps; every other one answers `ran: false`. A claimed hour is
- * not retried, even if its run failed: the next hour catches up.
+ * Once per hour across instances (runInJobSlot in ../jobs/job-slot.ts): only
+ * the instance that claims the hour sweeps; every other one answers
+ * `ran: false`. A claimed hour is not retried, even if its run failed: the
+ * next hour catches up.
  *
  * The work is batched SQL: folders with rules are read in pages, candidate ids
  * are selected BATCH_SIZE at a time through the (team_id, folder_id,
@@ -113,33 +112,14 @@ export class FolderRuleSweeper {
 
   /** One run for the hour of `now`, if this instance wins it. */
   async runOnce(now = new Date()): Promise<SweepResult> {
-    const lockEm = this.orm.em.fork();
-    await lockEm.begin();
-    try {
-      const [lock] = await lockEm.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [ADVISORY_LOCK_KEY]);
-      if (!lock?.locked) return { ran: false, deleted: 0 };
-      const slot = await this.claim(now);
-      if (!slot) return { ran: false, deleted: 0 };
+    const run = await runInJobSlot(this.orm, { job: FOLDER_SWEEP_JOB, lockKey: ADVISORY_LOCK_KEY, unit: 'hour' }, now, async () => {
       const token: RunToken = { aborted: false };
       this.runs.add(token);
-      const deleted = await this.sweep(now, token).finally(() => this.runs.delete(token));
-      await this.orm.em.fork().execute('update job_run set finished_at = now() where job = ? and slot = ?', [FOLDER_SWEEP_JOB, slot]);
-      this.logger.info({ job: FOLDER_SWEEP_JOB, slot, deleted }, 'folder rule sweep finished');
-      return { ran: true, deleted };
-    } finally {
-      // Ends the transaction, which releases the advisory lock.
-      await lockEm.rollback().catch(() => undefined);
-    }
-  }
-
-  /** Claims the hour of `now` in job_run (committed at once); answers the slot, or null if it was taken. */
-  private async claim(now: Date): Promise<Date | null> {
-    const rows = await this.orm.em.fork().execute<{ slot: Date }[]>(
-      `insert into job_run (job, slot, started_at) values (?, date_trunc('hour', ?::timestamptz), now())
-       on conflict do nothing returning slot`,
-      [FOLDER_SWEEP_JOB, now],
-    );
-    return rows[0]?.slot ?? null;
+      return this.sweep(now, token).finally(() => this.runs.delete(token));
+    });
+    if (!run.ran) return { ran: false, deleted: 0 };
+    this.logger.info({ job: FOLDER_SWEEP_JOB, slot: run.slot, deleted: run.result }, 'folder rule sweep finished');
+    return { ran: true, deleted: run.result };
   }
 
   private async sweep(now: Date, token: RunToken): Promise<number> {

@@ -1,8 +1,9 @@
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { announceAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
-import { badRequest, conflict, forbidden, notFound, teamLimit } from '../../errors/errors.ts';
+import { ApiKey } from '../api-keys/api-key.entity.ts';
+import { badRequest, conflict, forbidden, notFound, teamArchived, teamLimit } from '../../errors/errors.ts';
 import { Group } from '../groups/group.entity.ts';
 import { MEMBER_NAME_PATTERN, type Caller } from '../members/member-admin.service.ts';
 import { TeamMember, TeamMemberGroup } from '../members/team-member.entity.ts';
@@ -30,6 +31,27 @@ export const acceptInviteSchema = z.strictObject({
   name: z.string().regex(MEMBER_NAME_PATTERN, 'must be 3-20 characters of a-z A-Z 0-9 _').optional()
     .meta({ description: 'The member name; default the user\'s username.' }),
 });
+
+/**
+ * A user who left (or was kicked) joins again in its archived member row: the same member id, so
+ * the log and the notes about it stay with it. It comes back as a newcomer: no permissions of its
+ * own, no groups but the invite's, its name (or the one given; 409 if a current member has it).
+ * Keys made for it before it left are deleted (API_KEY_DELETED), so none of them works again.
+ */
+async function rejoin(em: EntityManager, member: TeamMember, name: string | undefined, inviteId: string): Promise<TeamMember> {
+  await em.nativeDelete(TeamMemberGroup, { member });
+  for (const key of await em.find(ApiKey, { teamMember: member })) {
+    recordTeamLog(em, {
+      teamId: member.team.id, action: LogAction.apiKeyDeleted, targetTeamMemberId: member.id, targetIdentifier: key.id,
+      data: { description: key.description ?? null, reason: 'memberRejoined', inviteId },
+    });
+    em.remove(key);
+  }
+  em.assign(member, {
+    name: name ?? member.name, leftTeamAt: null, archived: false, joinedTeamAt: new Date(), permissions: [], sort: 0, mainGroup: null,
+  });
+  return member;
+}
 
 function inviteView(invite: Invite) {
   return {
@@ -110,6 +132,7 @@ export class InviteService {
         if (!invite || invite.expireDate.getTime() <= Date.now()) throw notFound('invite', inviteId);
         // Serialises joins of one team: the member limit holds under concurrency.
         const team = await em.findOneOrFail(Team, { id: invite.team.id }, { populate: ['plan'], lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (team.archived) throw teamArchived();
         if (!invite.isMultiUse) {
           const claimed = await em.nativeUpdate(Invite, { id: invite.id, isUsed: false }, { isUsed: true });
           if (claimed === 0) throw notFound('invite', inviteId);
@@ -119,15 +142,19 @@ export class InviteService {
         const required = JOIN_REQUIREMENTS.filter((requirement) => team.joinRequirements[requirement]);
         // Linked accounts do not exist yet, so no user meets a requirement.
         if (required.length > 0) throw forbidden(`The team requires a linked ${required[0]} account`, required[0]);
+        const former = await em.findOne(TeamMember, { team, user }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (former && !former.leftTeamAt) throw conflict('The user is already a member of the team', userId);
         const limit = effectiveLimits(team.plan?.limits, team.limitOverrides).maxMembers;
         if (limit !== null && (await em.count(TeamMember, { team, leftTeamAt: null })) >= limit) {
           throw teamLimit('maxMembers', `The team has reached its limit of ${limit} members`, limit);
         }
-        const memberName = name ?? user.username;
-        const member = em.create(TeamMember, { team, user, name: memberName, permissions: [] });
+        const member = former ? await rejoin(em, former, name, invite.id) : em.create(TeamMember, { team, user, name: name ?? user.username, permissions: [] });
         em.create(TeamMemberGroup, { member, group: invite.group });
         member.mainGroup = invite.group;
-        recordTeamLog(em, { teamId: team.id, action: LogAction.memberJoined, teamMemberId: member.id, targetTeamMemberId: member.id, targetIdentifier: invite.id });
+        recordTeamLog(em, {
+          teamId: team.id, action: LogAction.memberJoined, teamMemberId: member.id, targetTeamMemberId: member.id, targetIdentifier: invite.id,
+          ...(former && { data: { rejoined: true } }),
+        });
         await em.flush();
         await announceAuthChange(em, team.id);
         return { teamId: team.id, view: teamMemberView(member) };
@@ -135,7 +162,7 @@ export class InviteService {
       this.authCache.invalidateTeam(result.teamId);
       return result.view;
     } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) throw conflict('The user is already a member of the team, or the name is taken', name ?? userId);
+      if (error instanceof UniqueConstraintViolationException) throw conflict('A current member of the team has that name', name ?? userId);
       throw error;
     }
   }

@@ -127,7 +127,7 @@ export class MemberAdminService {
 
   /** The calling key's member leaves the team (MEMBER_LEFT). */
   async leave(teamId: string, caller: Caller): Promise<void> {
-    if (!caller.teamMemberId) throw forbidden('This key acts as the owner; the owner cannot leave without transferring the team first');
+    if (!caller.teamMemberId) throw forbidden('The owner cannot leave without transferring the team first');
     await this.depart(teamId, caller.teamMemberId, LogAction.memberLeft, caller);
   }
 

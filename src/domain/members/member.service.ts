@@ -61,7 +61,7 @@ export class MemberService {
       if (limit !== null && (await em.count(TeamMember, { team, leftTeamAt: null })) >= limit) {
         throw teamLimit('maxMembers', `The team has reached its limit of ${limit} members`, limit);
       }
-      if (await em.count(TeamMember, { team, name })) throw conflict(`A member named ${name} already exists`, name);
+      if (await em.count(TeamMember, { team, name, leftTeamAt: null })) throw conflict(`A member named ${name} already exists`, name);
       const groups = groupIds.length ? await em.find(Group, { id: { $in: groupIds }, team }) : [];
       if (groups.length !== new Set(groupIds).size) throw notFound('group');
       const member = em.create(TeamMember, { team, user: createPlaceholderUser(em), name, permissions });

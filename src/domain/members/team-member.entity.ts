@@ -6,7 +6,9 @@ import { User } from '../users/user.entity.ts';
 
 export const TeamMemberSchema = defineEntity({
   name: 'TeamMember',
-  uniques: [{ properties: ['team', 'user'] }, { properties: ['team', 'name'] }],
+  // A user is a member of a team once (a rejoin reactivates its row); a name is unique among current
+  // members only: the partial index team_member_team_id_name_active_unique (Migration20261124040100ActiveMemberNames).
+  uniques: [{ properties: ['team', 'user'] }],
   properties: {
     id: p.uuid().primary().onCreate(() => randomUUID()),
     team: () => p.manyToOne(Team).deleteRule('cascade'),

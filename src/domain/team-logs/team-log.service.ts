@@ -33,7 +33,10 @@ export const LogAction = {
 
 export type LogActionName = (typeof LogAction)[keyof typeof LogAction];
 
-/** Who made a change: the key's member, or null for the operator and owner-acting keys. */
+/**
+ * Who made a change: the member the key acts as (its linked member, or the owner for a key linked
+ * to none), or null for the operator and the service's own jobs, which are no member.
+ */
 export interface Actor {
   teamMemberId: string | null;
 }

@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { announceAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
 import { notFound } from '../../errors/errors.ts';
 import { type Actor, LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { isUuid, parseInput } from '../validation.ts';
@@ -45,9 +46,11 @@ function minimalView(team: Team) {
 /** The team itself as its own members see and change it (spec 2.11). */
 export class TeamSettingsService {
   private readonly orm: MikroORM;
+  private readonly authCache: AuthCache;
 
-  constructor(orm: MikroORM) {
+  constructor(orm: MikroORM, authCache: AuthCache) {
     this.orm = orm;
+    this.authCache = authCache;
   }
 
   async get(teamId: string) {
@@ -85,17 +88,23 @@ export class TeamSettingsService {
     });
   }
 
-  /** Archives or unarchives the team; logged as TEAM_UPDATED with `{archived}`. Idempotent. */
+  /**
+   * Archives or unarchives the team; logged as TEAM_UPDATED with `{archived}`. Idempotent. The
+   * team's keys carry the flag (an archived team's keys only read), so every instance drops them.
+   */
   async setArchived(teamId: string, archived: boolean, actor: Actor) {
-    return this.orm.em.fork().transactional(async (em) => {
+    const view = await this.orm.em.fork().transactional(async (em) => {
       const team = await this.find(em, teamId, true);
       if (team.archived !== archived) {
         team.archived = archived;
         recordTeamLog(em, { teamId, action: LogAction.teamUpdated, teamMemberId: actor.teamMemberId, data: { archived } });
+        await em.flush();
+        await announceAuthChange(em, teamId);
       }
-      await em.flush();
       return teamView(team);
     });
+    this.authCache.invalidateTeam(teamId);
+    return view;
   }
 
   private async find(em: EntityManager, teamId: string, lock = false): Promise<Team> {

@@ -10,7 +10,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query.',
   401: 'Missing or invalid credentials, or a team key of another team.',
   402: 'A plan limit is reached (messageKey error.teamLimits.<limit>).',
-  403: 'The key lacks the permission or scope.',
+  403: 'The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived).',
   404: 'Not found.',
   408: 'The request body stopped arriving.',
   409: 'Conflict.',

@@ -8,9 +8,10 @@ import { bulkModuleUpdateSchema } from '../../domain/modules/team-module.service
 import { acceptInviteSchema, createInviteSchema } from '../../domain/invites/invite.service.ts';
 import { createNoteSchema } from '../../domain/members/member-note.service.ts';
 import { updateTeamSchema } from '../../domain/teams/team-settings.service.ts';
+import { setPlanSchema, setSubscriptionSchema } from '../../domain/subscriptions/subscription.service.ts';
 import { apiKeySchema, groupSchema, teamMemberSchema, teamSchema } from './schemas.ts';
 import {
-  dashboardInfoSchema, inviteSchema, memberNoteInfoSchema, planSchema, teamModuleSchema, teamPlanSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
+  dashboardInfoSchema, inviteSchema, meTeamInfoSchema, subscriptionSchema, memberNoteInfoSchema, planSchema, teamModuleSchema, teamPlanSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
 } from './team-schemas.ts';
 import { MAX_SEARCH_LENGTH } from '../../domain/media/media.service.ts';
 import type { OperationDoc } from './operations.ts';
@@ -138,6 +139,13 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       responses: { 200: { description: 'The member and the member count.', schema: dashboardInfoSchema } },
       errors: {},
     },
+    [`GET ${base}/me`]: {
+      operationId: 'getTeamMe', summary: 'The caller\'s own view of the team',
+      description: needs(null, 'Its member with groups, the team with its plan, the TEAM subscription and the trial offer. A key linked to no member sees the owner.'),
+      tag: 'members', access: 'teamApiKey',
+      responses: { 200: { description: 'Me team info (spec 2.13).', schema: meTeamInfoSchema } },
+      errors: {},
+    },
     [`GET ${base}/groups`]: {
       operationId: 'listTeamGroups', summary: 'The team\'s groups', description: needs('team.members.view', 'By sort, then name.'),
       tag: 'groups', access: 'teamApiKey',
@@ -245,7 +253,8 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
     'POST /v1/admin/invites/:inviteId/accept': {
       operationId: 'acceptInvite', summary: 'Accept an invite for a user',
       description: 'Until users sign in, the operator accepts on a user\'s behalf. Makes a member in the invite\'s group (its main group), logged as MEMBER_JOINED. ' +
-        'A single-use invite makes one member, even under concurrent accepts.',
+        'A single-use invite makes one member, even under concurrent accepts. A user who left or was kicked gets its member row back ' +
+        '(same id, no permissions of its own, only the invite\'s group; MEMBER_JOINED `{rejoined: true}`); keys made for it before are deleted.',
       tag: 'operator', access: 'authSecret',
       body: acceptInviteSchema.meta({ id: 'InviteAcceptRequest' }),
       bodyRequired: true,
@@ -255,7 +264,7 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
         402: 'The team has reached maxMembers (error.teamLimits.maxMembers).',
         403: 'The team has a join requirement (linked accounts do not exist yet, so none can be met).',
         404: 'No such invite, or it has expired or been used; or no such user.',
-        409: 'The user is (or was) a member of the team, or the name is taken.',
+        409: 'The user is a current member of the team, or a current member has the name.',
       },
     },
     'GET /v1/plans': {
@@ -267,8 +276,34 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
     [`GET ${base}/plan`]: {
       operationId: 'getTeamPlan', summary: 'The team\'s plan and effective limits', description: needs(null, 'limits: the plan\'s with the team\'s overrides on top; null is unlimited.'),
       tag: 'plans', access: 'teamApiKey',
-      responses: { 200: { description: 'Plan, overrides and effective limits.', schema: teamPlanSchema } },
+      responses: { 200: { description: 'Plan, overrides, effective limits and the TEAM subscription.', schema: teamPlanSchema } },
       errors: {},
+    },
+    [`GET ${base}/subscriptions`]: {
+      operationId: 'listTeamSubscriptions', summary: 'The team\'s subscriptions', description: needs(null, 'At most one per type, TEAM first; ended ones too.'),
+      tag: 'plans', access: 'teamApiKey',
+      responses: { 200: { description: 'The subscriptions.', schema: z.array(subscriptionSchema).meta({ id: 'SubscriptionList' }) } },
+      errors: {},
+    },
+    'PUT /v1/admin/teams/:teamId/plan': {
+      operationId: 'setTeamPlan', summary: 'Move a team to a plan',
+      description: 'Logged as TEAM_UPDATED `{plan: {from, to, slug}}`. Every instance applies the new limits at once.',
+      tag: 'operator', access: 'authSecret',
+      body: setPlanSchema.meta({ id: 'SetTeamPlanRequest' }),
+      bodyRequired: true,
+      responses: { 200: { description: 'The team\'s plan, overrides, effective limits and TEAM subscription.', schema: teamPlanSchema } },
+      errors: { ...JSON_BODY_ERRORS, 400: 'Invalid body or an unknown plan.', 404: 'No such team.' },
+    },
+    'PUT /v1/admin/teams/:teamId/subscription': {
+      operationId: 'setTeamSubscription', summary: 'Set a team\'s subscription (as data, no payment provider)',
+      description: 'Creates or replaces the team\'s subscription of `type`; fields left out take their defaults. A TEAM subscription moves the team to its plan. ' +
+        'The subscription job ends a canceled subscription at endsAt (or canceledAt) and a trial at trialEndsAt (unless it goes on: nextPaymentAt and not canceled); ' +
+        'an ended TEAM subscription puts the team back on the default plan. Logged as TEAM_UPDATED.',
+      tag: 'operator', access: 'authSecret',
+      body: setSubscriptionSchema.meta({ id: 'SetSubscriptionRequest' }),
+      bodyRequired: true,
+      responses: { 200: { description: 'The subscription.', schema: subscriptionSchema } },
+      errors: { ...JSON_BODY_ERRORS, 400: 'Invalid field (trialEndsAt without isTrialing, endsAt without canceledAt, ...) or an unknown plan.', 404: 'No such team or user.' },
     },
     [`GET ${base}/api-keys`]: {
       operationId: 'listTeamApiKeys', summary: 'The team\'s API keys', description: needs('team.apiKeys.manage', 'Newest first; never a secret.'),

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { TEAM_MODULES } from '../../domain/modules/team-module.entity.ts';
 import { LOG_SYSTEMS } from '../../domain/team-logs/team-log-list.ts';
-import { groupSchema, planLimitsSchema, teamMemberSchema } from './schemas.ts';
+import { BILLING_CYCLES, SUBSCRIPTION_TYPES } from '../../domain/subscriptions/subscription.entity.ts';
+import { groupSchema, planLimitsSchema, teamMemberSchema, teamSchema } from './schemas.ts';
 
 /** Response bodies of the team administration routes (spec 2.11, 2.13, 2.19); see ./schemas.ts. */
 
@@ -32,7 +33,7 @@ export const teamLogSchema = z
     id,
     system: z.enum(LOG_SYSTEMS),
     teamId: id,
-    teamMemberId: id.nullable().meta({ description: 'Who acted; null for the operator and for keys that act as the owner.' }),
+    teamMemberId: id.nullable().meta({ description: 'Who acted: the key\'s member, or the owner for a key linked to no member; null only for the operator and the service\'s own jobs.' }),
     action: z.string().meta({ description: 'A LogAction of spec 2.19, or AUTOMATION_CREATED/UPDATED/DELETED.' }),
     data: z.record(z.string(), z.unknown()).nullable(),
     targetTeamMemberId: id.nullable(),
@@ -77,7 +78,7 @@ export const dashboardInfoSchema = z
 export const memberNoteInfoSchema = z
   .object({
     id, teamId: id, teamMemberId: id, note: z.string().min(1), creatorTeamMemberId: id.nullable(), createdAt: timestamp,
-    creatorTeamMember: memberShortSchema.nullable().meta({ description: 'Who wrote it; null for the operator and keys acting as the owner.' }),
+    creatorTeamMember: memberShortSchema.nullable().meta({ description: 'Who wrote it (the owner for a key linked to no member); null for the operator.' }),
   })
   .meta({ id: 'TeamMemberNoteInfo' });
 
@@ -94,13 +95,34 @@ export const planSchema = z
   })
   .meta({ id: 'Plan' });
 
+export const subscriptionSchema = z
+  .object({
+    id, subscriptionId: z.string(), priceId: z.string(), userId: id, checkedAt: timestamp, createdAt: timestamp, updatedAt: timestamp,
+    lastPaymentFailed: z.boolean(), type: z.enum(SUBSCRIPTION_TYPES), billingCycle: z.enum(BILLING_CYCLES),
+    nextPaymentAt: timestamp.nullable(), endsAt: timestamp.nullable(), canceledAt: timestamp.nullable(),
+    pendingPriceId: z.string().nullable(), pendingBillingCycle: z.enum(BILLING_CYCLES).nullable(), stripeScheduleId: z.string().nullable(),
+    teamId: id.nullable(), planId: id.nullable(), isTrialing: z.boolean(), trialEndsAt: timestamp.nullable(),
+  })
+  .meta({ id: 'Subscription' });
+
 export const teamPlanSchema = z
   .object({
     plan: planSchema.nullable(),
     overrides: z.record(z.string(), z.unknown()).meta({ description: 'The team\'s own limits, set by the operator, over the plan\'s.' }),
     limits: planLimitsSchema,
+    subscription: subscriptionSchema.nullable().meta({ description: 'The team\'s TEAM subscription; null when it never had one.' }),
   })
   .meta({ id: 'TeamPlan' });
+
+export const meTeamInfoSchema = z
+  .object({
+    member: teamMemberInfoSchema.meta({ description: 'The key\'s member; the owner for a key linked to no member (it acts as the owner).' }),
+    team: teamSchema.extend({ plan: planSchema.nullable() }).meta({ id: 'TeamWithPlan' }),
+    subscription: subscriptionSchema.nullable().meta({ description: 'The TEAM subscription; null when the team never had one.' }),
+    trialEligible: z.boolean().meta({ description: 'True while the team never had a TEAM subscription.' }),
+    trialDays: z.number().int().min(0).meta({ description: 'Days of the trial offered.' }),
+  })
+  .meta({ id: 'MeTeamInfo' });
 
 export const inviteSchema = z
   .object({ id, teamId: id, groupId: id, isUsed: z.boolean(), isMultiUse: z.boolean(), createdAt: timestamp, expireDate: timestamp })

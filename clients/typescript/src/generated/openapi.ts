@@ -678,6 +678,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/teams/{teamId}/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own view of the team
+         * @description Any full key of the team. A key with scope media:upload gets 403. Its member with groups, the team with its plan, the TEAM subscription and the trial offer. A key linked to no member sees the owner.
+         */
+        get: operations["getTeamMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/teams/{teamId}/groups": {
         parameters: {
             query?: never;
@@ -873,7 +893,7 @@ export type paths = {
         put?: never;
         /**
          * Accept an invite for a user
-         * @description Until users sign in, the operator accepts on a user's behalf. Makes a member in the invite's group (its main group), logged as MEMBER_JOINED. A single-use invite makes one member, even under concurrent accepts.
+         * @description Until users sign in, the operator accepts on a user's behalf. Makes a member in the invite's group (its main group), logged as MEMBER_JOINED. A single-use invite makes one member, even under concurrent accepts. A user who left or was kicked gets its member row back (same id, no permissions of its own, only the invite's group; MEMBER_JOINED `{rejoined: true}`); keys made for it before are deleted.
          */
         post: operations["acceptInvite"];
         delete?: never;
@@ -915,6 +935,66 @@ export type paths = {
          */
         get: operations["getTeamPlan"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{teamId}/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's subscriptions
+         * @description Any full key of the team. A key with scope media:upload gets 403. At most one per type, TEAM first; ended ones too.
+         */
+        get: operations["listTeamSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/teams/{teamId}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Move a team to a plan
+         * @description Logged as TEAM_UPDATED `{plan: {from, to, slug}}`. Every instance applies the new limits at once.
+         */
+        put: operations["setTeamPlan"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/teams/{teamId}/subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a team's subscription (as data, no payment provider)
+         * @description Creates or replaces the team's subscription of `type`; fields left out take their defaults. A TEAM subscription moves the team to its plan. The subscription job ends a canceled subscription at endsAt (or canceledAt) and a trial at trialEndsAt (unless it goes on: nextPaymentAt and not canceled); an ended TEAM subscription puts the team back on the default plan. Logged as TEAM_UPDATED.
+         */
+        put: operations["setTeamSubscription"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1558,6 +1638,55 @@ export type components = {
             /** @description The member name; default the user's username. */
             name?: string;
         };
+        SetTeamPlanRequest: {
+            /** @description The slug of the plan, such as free or enterprise. */
+            plan: string;
+        };
+        SetSubscriptionRequest: {
+            /**
+             * @default TEAM
+             * @enum {string}
+             */
+            type: "TEAM" | "VOICE";
+            /** @description Slug of the subscribed plan. For a TEAM subscription the team moves to it at once; default: the team's current plan. */
+            plan?: string;
+            /** @default manual */
+            priceId: string;
+            /** @description The payment provider's id; default a generated `manual_<uuid>`. */
+            subscriptionId?: string;
+            /**
+             * Format: uuid
+             * @description Who pays; default the team owner's user.
+             */
+            userId?: string;
+            /**
+             * @default MONTHLY
+             * @enum {string}
+             */
+            billingCycle: "MONTHLY" | "YEARLY";
+            /** @default null */
+            nextPaymentAt: string | null;
+            /**
+             * @description When a canceled subscription ends (default: at canceledAt).
+             * @default null
+             */
+            endsAt: string | null;
+            /** @default null */
+            canceledAt: string | null;
+            /** @default false */
+            lastPaymentFailed: boolean;
+            /** @default false */
+            isTrialing: boolean;
+            /**
+             * @description Required with isTrialing, refused without it.
+             * @default null
+             */
+            trialEndsAt: string | null;
+            /** @default null */
+            pendingPriceId: string | null;
+            /** @default null */
+            pendingBillingCycle: ("MONTHLY" | "YEARLY") | null;
+        };
         CreateTeamRequest: {
             name: string;
             /** @default free */
@@ -1954,7 +2083,7 @@ export type components = {
             system: "APP" | "GAMEPANEL";
             /** Format: uuid */
             teamId: string;
-            /** @description Who acted; null for the operator and for keys that act as the owner. */
+            /** @description Who acted: the key's member, or the owner for a key linked to no member; null only for the operator and the service's own jobs. */
             teamMemberId: string | null;
             /** @description A LogAction of spec 2.19, or AUTOMATION_CREATED/UPDATED/DELETED. */
             action: string;
@@ -2074,7 +2203,7 @@ export type components = {
             creatorTeamMemberId: string | null;
             /** Format: date-time */
             createdAt: string;
-            /** @description Who wrote it; null for the operator and keys acting as the owner. */
+            /** @description Who wrote it (the owner for a key linked to no member); null for the operator. */
             creatorTeamMember: components["schemas"]["TeamMemberShortInfo"] | null;
         };
         DashboardInfo: {
@@ -2107,6 +2236,84 @@ export type components = {
             archived: boolean;
             adminExpiresAt: string | null;
             adminJoinedAt: string | null;
+        };
+        MeTeamInfo: {
+            /** @description The key's member; the owner for a key linked to no member (it acts as the owner). */
+            member: components["schemas"]["TeamMemberInfo"];
+            team: components["schemas"]["TeamWithPlan"];
+            /** @description The TEAM subscription; null when the team never had one. */
+            subscription: components["schemas"]["Subscription"] | null;
+            /** @description True while the team never had a TEAM subscription. */
+            trialEligible: boolean;
+            /** @description Days of the trial offered. */
+            trialDays: number;
+        };
+        TeamWithPlan: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            logo: string | null;
+            isActive: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            priceId: string | null;
+            planId: string | null;
+            archived: boolean;
+            setup: boolean;
+            timezone: string;
+            locale: string;
+            plan: components["schemas"]["Plan"] | null;
+        };
+        Plan: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            slug: string;
+            color: string;
+            level: number;
+            monthlyPriceIds: string[];
+            yearlyPriceIds: string[];
+            monthlyPrice: number;
+            yearlyPrice: number;
+            isPublic: boolean;
+            isDefault: boolean;
+            position: number;
+            limits: components["schemas"]["PlanLimits"];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        Subscription: {
+            /** Format: uuid */
+            id: string;
+            subscriptionId: string;
+            priceId: string;
+            /** Format: uuid */
+            userId: string;
+            /** Format: date-time */
+            checkedAt: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            lastPaymentFailed: boolean;
+            /** @enum {string} */
+            type: "TEAM" | "VOICE";
+            /** @enum {string} */
+            billingCycle: "MONTHLY" | "YEARLY";
+            nextPaymentAt: string | null;
+            endsAt: string | null;
+            canceledAt: string | null;
+            pendingPriceId: string | null;
+            pendingBillingCycle: ("MONTHLY" | "YEARLY") | null;
+            stripeScheduleId: string | null;
+            teamId: string | null;
+            planId: string | null;
+            isTrialing: boolean;
+            trialEndsAt: string | null;
         };
         GroupList: components["schemas"]["Group"][];
         TeamModuleList: components["schemas"]["TeamModule"][];
@@ -2145,26 +2352,6 @@ export type components = {
             deleted: number;
         };
         PlanList: components["schemas"]["Plan"][];
-        Plan: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            slug: string;
-            color: string;
-            level: number;
-            monthlyPriceIds: string[];
-            yearlyPriceIds: string[];
-            monthlyPrice: number;
-            yearlyPrice: number;
-            isPublic: boolean;
-            isDefault: boolean;
-            position: number;
-            limits: components["schemas"]["PlanLimits"];
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
         TeamPlan: {
             plan: components["schemas"]["Plan"] | null;
             /** @description The team's own limits, set by the operator, over the plan's. */
@@ -2172,7 +2359,10 @@ export type components = {
                 [key: string]: unknown;
             };
             limits: components["schemas"]["PlanLimits"];
+            /** @description The team's TEAM subscription; null when it never had one. */
+            subscription: components["schemas"]["Subscription"] | null;
         };
+        SubscriptionList: components["schemas"]["Subscription"][];
         ApiKeyInfoList: components["schemas"]["ApiKeyInfo"][];
         ApiKeyInfo: {
             /** Format: uuid */
@@ -2326,7 +2516,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2489,7 +2679,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2650,7 +2840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2752,7 +2942,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2858,7 +3048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2978,7 +3168,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3082,7 +3272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3191,7 +3381,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3286,7 +3476,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3406,7 +3596,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3521,7 +3711,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3643,7 +3833,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3736,7 +3926,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4325,7 +4515,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4438,7 +4628,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4549,7 +4739,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4649,7 +4839,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4755,7 +4945,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4866,7 +5056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4975,7 +5165,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5077,7 +5267,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5181,7 +5371,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5290,7 +5480,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5385,7 +5575,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5485,7 +5675,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5576,7 +5766,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5667,7 +5857,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5758,7 +5948,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5861,7 +6051,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5960,7 +6150,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6053,7 +6243,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6153,7 +6343,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6259,7 +6449,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6375,7 +6565,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6468,7 +6658,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6583,7 +6773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6694,7 +6884,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6794,7 +6984,98 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTeamMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Me team info (spec 2.13). */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeTeamInfo"];
+                };
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6885,7 +7166,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6994,7 +7275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7098,7 +7379,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7207,7 +7488,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7313,7 +7594,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7424,7 +7705,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7535,7 +7816,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7641,7 +7922,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7750,7 +8031,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7845,7 +8126,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7945,7 +8226,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8049,7 +8330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8158,7 +8439,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8249,7 +8530,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8377,7 +8658,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The user is (or was) a member of the team, or the name is taken. */
+            /** @description The user is a current member of the team, or a current member has the name. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8494,7 +8775,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Plan, overrides and effective limits. */
+            /** @description Plan, overrides, effective limits and the TEAM subscription. */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -8524,7 +8805,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8537,6 +8818,279 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTeamSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriptions. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionList"];
+                };
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setTeamPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetTeamPlanRequest"];
+            };
+        };
+        responses: {
+            /** @description The team's plan, overrides, effective limits and TEAM subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPlan"];
+                };
+            };
+            /** @description Invalid body or an unknown plan. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such team. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setTeamSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Invalid field (trialEndsAt without isTrialing, endsAt without canceledAt, ...) or an unknown plan. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such team or user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8615,7 +9169,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8715,7 +9269,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8826,7 +9380,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8926,7 +9480,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;

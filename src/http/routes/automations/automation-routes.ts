@@ -62,7 +62,7 @@ export function automationRouteTable(base: string, automations: AutomationServic
 export function automationRoutes(services: Pick<Services, 'automations' | 'authenticator' | 'rateLimiter'>, config: { maxJsonBodyBytes: number }): Route[] {
   const authorize: AutomationAuthorizer = async (request) => {
     const { principal, headers } = await authorizeMedia(request, services, { permission: Permission.automationsManage });
-    return { teamId: principal.teamId, actor: { teamMemberId: principal.memberId }, headers };
+    return { teamId: principal.teamId, actor: { teamMemberId: principal.actingMemberId }, headers };
   };
   return automationRouteTable('/v1/teams/:teamId/automations', services.automations, authorize, config.maxJsonBodyBytes);
 }

@@ -9,9 +9,10 @@ export function apiKeyRoutes(route: ReturnType<typeof teamRouteBuilder>, keys: A
     route('GET', '/api-keys', Permission.apiKeysManage, async (call) => json(200, await keys.list(call.teamId))),
     route('POST', '/api-keys', Permission.apiKeysManage, async (call) => json(201, await keys.create(call.teamId, await call.body(), callerOf(call)))),
     route('POST', '/api-keys/:keyId/reroll', Permission.apiKeysManage, async (call) => json(200, await keys.reroll(call.teamId, call.param('keyId'), callerOf(call)))),
+    // Revoking a key is always possible, archived or not.
     route('DELETE', '/api-keys/:keyId', Permission.apiKeysManage, async (call) => {
       await keys.delete(call.teamId, call.param('keyId'), callerOf(call));
       return noContent();
-    }),
+    }, { whileArchived: true }),
   ];
 }

@@ -2,11 +2,12 @@ import { Permission } from '../../../auth/permissions.ts';
 import { parsePaging } from '../../../domain/media/media.service.ts';
 import { type MemberAdminService, parseMemberSearch } from '../../../domain/members/member-admin.service.ts';
 import type { MemberNoteService } from '../../../domain/members/member-note.service.ts';
+import type { TeamMeService } from '../../../domain/teams/team-me.service.ts';
 import { json, noContent, type Route } from '../../types.ts';
 import { callerOf as caller, type teamRouteBuilder } from './team-route.ts';
 
 /** Members of the team and notes about them (spec 2.13): team.members.view to read, team.members.manage to change, kick and write notes. */
-export function memberRoutes(route: ReturnType<typeof teamRouteBuilder>, members: MemberAdminService, notes: MemberNoteService): Route[] {
+export function memberRoutes(route: ReturnType<typeof teamRouteBuilder>, members: MemberAdminService, notes: MemberNoteService, me: TeamMeService): Route[] {
   return [
     route('GET', '/members', Permission.membersView, async (call) => {
       const paging = parsePaging(call.request.headers['pagenumber'], call.request.headers['pagesize']);
@@ -22,7 +23,7 @@ export function memberRoutes(route: ReturnType<typeof teamRouteBuilder>, members
     route('POST', '/leave', null, async (call) => {
       await members.leave(call.teamId, caller(call));
       return noContent();
-    }),
+    }, { whileArchived: true }),
     route('GET', '/members/:memberId/notes', Permission.membersView, async (call) => json(200, await notes.list(call.teamId, call.param('memberId')))),
     route('POST', '/members/:memberId/notes', Permission.membersManage, async (call) =>
       json(201, await notes.create(call.teamId, call.param('memberId'), await call.body(), call.actor))),
@@ -31,5 +32,6 @@ export function memberRoutes(route: ReturnType<typeof teamRouteBuilder>, members
       return noContent();
     }),
     route('GET', '/dashboard', null, async (call) => json(200, await members.dashboard(call.teamId, call.actor))),
+    route('GET', '/me', null, async (call) => json(200, await me.me(call.teamId, call.actor))),
   ];
 }

@@ -22,20 +22,27 @@ export type TeamRouteDeps = Pick<Services, 'authenticator' | 'rateLimiter'>;
 
 /**
  * Builds the routes of one team resource: each checks, in order, the key (401), its team (401),
- * its scope (403: a narrowed key reaches none of these routes) and the permission (403), then the
- * rate limit (429), and answers with the key's RateLimit headers.
+ * its scope (403: a narrowed key reaches none of these routes), the permission (403) and, for a
+ * change, that the team is not archived (403 error.team.archived; `whileArchived` lets one
+ * through), then the rate limit (429), and answers with the key's RateLimit headers.
  */
 export function teamRouteBuilder(deps: TeamRouteDeps, maxJsonBodyBytes: number) {
-  return (method: HttpMethod, path: string, permission: PermissionName | null, handle: (call: TeamCall) => Promise<HttpResult>): Route => ({
+  return (
+    method: HttpMethod,
+    path: string,
+    permission: PermissionName | null,
+    handle: (call: TeamCall) => Promise<HttpResult>,
+    options: { whileArchived?: boolean } = {},
+  ): Route => ({
     method,
     pattern: `${TEAM_BASE}${path}`,
     handler: (async (request) => {
-      const { principal, headers } = await authorizeMedia(request, deps, permission ? { permission } : {});
+      const { principal, headers } = await authorizeMedia(request, deps, { ...(permission && { permission }), ...options });
       const result = await handle({
         request,
         teamId: principal.teamId,
         principal,
-        actor: { teamMemberId: principal.memberId },
+        actor: { teamMemberId: principal.actingMemberId },
         param: (name) => request.params[name] ?? '',
         body: () => request.body.json(maxJsonBodyBytes),
       });

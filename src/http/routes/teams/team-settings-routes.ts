@@ -10,7 +10,7 @@ export function teamSettingsRoutes(route: ReturnType<typeof teamRouteBuilder>, s
     route('GET', '/minimal', null, async (call) => json(200, await settings.minimal(call.teamId))),
     route('GET', '/join-info', null, async (call) => json(200, await settings.joinInfo(call.teamId))),
     route('PATCH', '', Permission.settingsManage, async (call) => json(200, await settings.update(call.teamId, await call.body(), call.actor))),
-    route('POST', '/archive', Permission.settingsManage, async (call) => json(200, await settings.setArchived(call.teamId, true, call.actor))),
-    route('POST', '/unarchive', Permission.settingsManage, async (call) => json(200, await settings.setArchived(call.teamId, false, call.actor))),
+    route('POST', '/archive', Permission.settingsManage, async (call) => json(200, await settings.setArchived(call.teamId, true, call.actor)), { whileArchived: true }),
+    route('POST', '/unarchive', Permission.settingsManage, async (call) => json(200, await settings.setArchived(call.teamId, false, call.actor)), { whileArchived: true }),
   ];
 }
