@@ -30,7 +30,7 @@ import { RequestRateLimiter } from './limits/rate-limiter.ts';
 import { loadXxhash } from './media/content-hash.ts';
 import { MediaPool } from './pool/media-pool.ts';
 import { ServedTrafficCounter } from './domain/media/served-traffic.ts';
-import { createObjectStore } from './storage/create-object-store.ts';
+import { createObjectStore, createResumableStore } from './storage/create-object-store.ts';
 import { StorageHealth } from './storage/storage-health.ts';
 import { ConfigError } from './config/config.ts';
 import type { ObjectStore } from './storage/object-store.ts';
@@ -38,7 +38,9 @@ import { StorageQuota } from './domain/uploads/storage-quota.ts';
 import { CrashSweeper } from './domain/uploads/crash-sweeper.ts';
 import { GroupCommit } from './domain/uploads/group-commit.ts';
 import { UploadCommitter } from './domain/uploads/upload-commit.ts';
-import { UploadService } from './upload/upload-service.ts';
+import { MAX_BODY_BYTES, UploadService } from './upload/upload-service.ts';
+import { TusService } from './upload/tus/tus-service.ts';
+import { tusRoutes } from './http/routes/media/tus-routes.ts';
 import { adminRoutes } from './http/routes/admin/admin-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
@@ -82,6 +84,8 @@ export interface Services {
   pool: MediaPool;
   gate: AdmissionGate;
   uploads: UploadService;
+  /** Resumable (tus) uploads. */
+  tus: TusService;
   /** This instance's Prometheus metrics (GET /metrics), in a registry of its own. */
   metrics: Metrics;
   /** Folder rules (spec 2.2); started by Application once the routes are mounted, runOnce() callable directly. */
@@ -156,9 +160,20 @@ export class Backend {
       const pool = new MediaPool({ threads: config.workerThreads, onError: (error) => logger.error({ err: error }, 'worker pool error') });
       const teamStates = new TeamStateCache({ load: (teamId) => teams.getStorageState(teamId), ttlMs: TEAM_STATE_CACHE_MS });
       const committer = new UploadCommitter({ orm, media, groupCommit: new GroupCommit({ orm, maxBatch: GROUP_COMMIT_MAX_BATCH }) });
+      const xxhash = await loadXxhash();
       const uploads = new UploadService({
-        orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates, committer,
+        orm, store, pool, xxhash, quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates, committer,
         idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
+      });
+      const tus = new TusService({
+        // No owner: a tus reservation belongs to the upload, not to the instance that made it (it outlives restarts until it expires).
+        orm, store, resumable: createResumableStore(store), quota: new StorageQuota(orm, null), teamStates, committer, xxhash,
+        expirySeconds: config.tusExpirySeconds, maxSize: MAX_BODY_BYTES.multipart,
+        observer: {
+          receiving: (delta) => metrics.tusUploadsInProgress.inc(delta),
+          resumedBytes: (bytes) => metrics.tusResumedBytes.inc(bytes),
+          completed: () => metrics.tusCompleted.inc(),
+        },
       });
       const automationDispatcher = new AutomationDispatcher({
         orm, logger: logger.child({ component: 'automations' }), settings: config.automations,
@@ -181,12 +196,14 @@ export class Backend {
         pool,
         gate: new AdmissionGate(config.upload),
         uploads,
+        tus,
         authFailures,
         metrics,
         folderSweeper: new FolderRuleSweeper({ orm, edits, logger: sweepLog }),
         crashSweeper: new CrashSweeper({
           orm, store, logger: logger.child({ component: 'crash-sweep' }), minAgeSeconds: config.crashSweepMinAgeSeconds,
           liveUploads: () => uploads.liveUploads(), owner: identity,
+          tus: { sweepExpired: (now) => tus.sweepExpired(now), unfinishedKeys: () => tus.uploads.unfinishedKeys() },
         }),
         identity,
         automations: new AutomationService({
@@ -330,6 +347,7 @@ export class Application {
         ...adminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...mediaRoutes(services),
         ...uploadRoutes(services),
+        ...tusRoutes(services),
         ...folderRoutes(services, this.config),
         ...fileServingRoutes(services, { ...this.config, authSecret: secret }, { servedTraffic: this.servedTraffic }),
         ...libraryRoutes(services, this.config),

@@ -46,6 +46,12 @@ export class Metrics {
   readonly storageWriterErrors: Counter<'code'>;
   /** API key prefixes looked up in the database (cache misses), by whether a usable key was found. */
   readonly apiKeyLookups: Counter<'result'>;
+  /** tus PATCH requests receiving bytes on this instance now. */
+  readonly tusUploadsInProgress: Gauge;
+  /** Bytes stored by tus PATCHes that started at a non-zero offset (uploads resumed after a break, or sent in several requests). */
+  readonly tusResumedBytes: Counter;
+  /** tus uploads completed (became media files). */
+  readonly tusCompleted: Counter;
 
   private peers: PeerMetrics | null = null;
   private gate: UploadGateView | null = null;
@@ -93,6 +99,21 @@ export class Metrics {
       name: 'media_api_key_lookups_total',
       help: 'API key prefixes looked up in the database (not in the key cache nor the cache of unknown prefixes), by result (found, missing)',
       labelNames: ['result'] as const,
+      registers,
+    });
+    this.tusUploadsInProgress = new Gauge({
+      name: 'media_tus_uploads_in_progress',
+      help: 'Resumable (tus) uploads receiving bytes on this instance now (PATCH requests in progress)',
+      registers,
+    });
+    this.tusResumedBytes = new Counter({
+      name: 'media_tus_resumed_bytes_total',
+      help: 'Bytes stored by tus PATCH requests that started at a non-zero offset (resumed uploads)',
+      registers,
+    });
+    this.tusCompleted = new Counter({
+      name: 'media_tus_uploads_completed_total',
+      help: 'Resumable (tus) uploads completed and committed as media files',
       registers,
     });
     const metrics = this;

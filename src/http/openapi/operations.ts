@@ -16,6 +16,7 @@ import {
   mediaListSchema, mediaFileSchema, planLimitsSchema, retriedSchema, tagListSchema, teamMemberSchema, uploadedMediaFileSchema, usageSchema,
 } from './schemas.ts';
 import { teamAdminOperations } from './team-operations.ts';
+import { tusOperations } from './tus-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -80,6 +81,7 @@ export type Tag = keyof typeof TAGS;
 export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   teamId: z.uuid().meta({ description: 'The team; a team key must belong to it (401 otherwise).' }),
   mediaId: z.uuid().meta({ description: 'A media file of the team.' }),
+  uploadId: z.uuid().meta({ description: 'A resumable (tus) upload of the team: the last segment of its Location.' }),
   folderId: z.uuid().meta({ description: 'A folder of the team.' }),
   memberId: z.uuid().meta({ description: 'A member of the team.' }),
   groupId: z.uuid().meta({ description: 'A group of the team.' }),
@@ -563,6 +565,7 @@ const serviceOperations: Record<string, OperationDoc> = {
 
 export const operations: Record<string, OperationDoc> = {
   ...mediaOperations,
+  ...tusOperations,
   ...fileOperations,
   ...automationOperations('/v1/teams/:teamId/automations', 'team'),
   ...teamAdminOperations(paging),
