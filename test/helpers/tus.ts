@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { connect, createServer, type Socket } from 'node:net';
 import { Upload, type UploadOptions } from 'tus-js-client';
 import type { TestServer } from './server.ts';
 
@@ -32,7 +33,7 @@ export function tusUpload(
       endpoint: tusEndpoint(server, teamId),
       headers: { Authorization: `Bearer ${key}` },
       metadata: { filename: 'video.mp4', filetype: 'video/mp4' },
-      retryDelays: [50, 200, 500, 1000, 2000],
+      retryDelays: [50, 100, 200, 500, 1000, 1000, 2000, 2000, 3000],
       ...options,
       onProgress: (sent, total) => {
         options.onProgress?.(sent, total);
@@ -74,4 +75,58 @@ export async function tusRequest(
 /** Upload-Metadata as a tus client writes it. */
 export function tusMetadata(pairs: Record<string, string>): string {
   return Object.entries(pairs).map(([key, value]) => `${key} ${Buffer.from(value).toString('base64')}`).join(',');
+}
+
+/**
+ * A TCP proxy in front of `backendPort` that cuts every connection (reset, both sides) as soon as
+ * the bytes it forwarded to the backend pass each of `cutAfter` in turn: a connection lost in the
+ * middle of a PATCH, at a point the test controls (the client's own progress events lag far behind
+ * the socket). `onCut` runs right after each cut with its index.
+ */
+export async function cuttingProxy(
+  backendPort: number, cutAfter: number[], onCut: (index: number) => void = () => undefined,
+): Promise<{ baseUrl: string; readonly forwarded: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const cuts = [...cutAfter];
+  let index = 0;
+  let forwarded = 0;
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+  };
+  const server = createServer((client) => {
+    const backend = connect({ host: '127.0.0.1', port: backendPort });
+    track(client);
+    track(backend);
+    client.on('data', (chunk: Buffer) => {
+      forwarded += chunk.length;
+      if (cuts.length > 0 && forwarded >= cuts[0]!) {
+        cuts.shift();
+        for (const socket of sockets) socket.resetAndDestroy();
+        sockets.clear();
+        onCut(index++);
+      }
+    });
+    client.pipe(backend);
+    backend.pipe(client);
+    const end = () => {
+      client.destroy();
+      backend.destroy();
+    };
+    client.on('close', end);
+    backend.on('close', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    get forwarded() {
+      return forwarded;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

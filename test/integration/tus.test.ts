@@ -8,7 +8,7 @@ import { connectPg } from '../helpers/database.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { storedObjects } from '../helpers/storage.ts';
 import { expectNothingCounted, KiB, MiB, pngLike, teamStorageState } from '../helpers/uploads.ts';
-import { sha256, tusMetadata, tusRequest, tusUpload } from '../helpers/tus.ts';
+import { cuttingProxy, sha256, tusMetadata, tusRequest, tusUpload } from '../helpers/tus.ts';
 
 // Resumable uploads (tus 1.0.0) on the fs driver, with the real client (tus-js-client).
 
@@ -74,18 +74,18 @@ t.test('a 100 MiB upload cut twice mid-PATCH resumes and lands whole: identical 
   const team = await server.createTeam('TusBig', 'enterprise');
   const content = randomBytes(100 * MiB);
   const metricsBefore = await metricValues();
-  // First cut: the same client starts again (HEAD, then PATCH from the server's offset).
-  const first = tusUpload(server, team.teamId, team.key, content, {
-    cutAt: [30 * MiB, 60 * MiB],
-    metadata: { filename: 'match.mp4', filetype: 'video/mp4', tags: 'replay,eu', folder: 'replays/2026' },
-    // The second cut hands over to a new client that knows only the upload URL.
-    onCut: (upload, sent) => {
-      if (sent < 60 * MiB) upload.start();
-      else resumed.resolve(upload.url!);
-    },
+  // The connection is cut twice mid-PATCH (a proxy resets it after 30 and 65 MiB went through). The
+  // first time the client retries by itself (HEAD, then PATCH from the server's offset); the second
+  // time it is stopped and a new client that knows only the upload URL takes over.
+  const handOver = deferred<string>();
+  const proxy = await cuttingProxy(server.app.port, [30 * MiB, 65 * MiB], (index) => {
+    if (index === 1) void first.upload.abort().then(() => handOver.resolve(first.upload.url!));
   });
-  const resumed = deferred<string>();
-  const url = await Promise.race([resumed.promise, first.done.then(() => { throw new Error('finished without the second cut'); })]);
+  t.teardown(() => proxy.close());
+  const first = tusUpload(proxy, team.teamId, team.key, content, {
+    metadata: { filename: 'match.mp4', filetype: 'video/mp4', tags: 'replay,eu', folder: 'replays/2026' },
+  });
+  const url = (await Promise.race([handOver.promise, first.done.then(() => { throw new Error('finished without the second cut'); })])).replace(proxy.baseUrl, server.baseUrl);
   await waitUnlocked(url);
   const midway = await tusRequest(server, 'HEAD', new URL(url).pathname, team.key);
   t.equal(midway.status, 200);
@@ -367,10 +367,15 @@ t.test('an upload resumes through a second instance sharing the database and DAT
   const second = await startTestServer(t, { databaseUrl: server.databaseUrl, dataDir: server.dataDir, settings: { RATE_LIMIT_POINTS: 100_000 } });
   const team = await server.createTeam('TusTwoFs', 'enterprise');
   const content = randomBytes(12 * MiB);
-  const first = tusUpload(server, team.teamId, team.key, content, { cutAt: [4 * MiB], onCut: (upload) => resumed.resolve(upload.url!) });
   const resumed = deferred<string>();
+  const proxy = await cuttingProxy(server.app.port, [4 * MiB], () => void first.upload.abort().then(() => resumed.resolve(first.upload.url!)));
+  t.teardown(() => proxy.close());
+  const first = tusUpload(proxy, team.teamId, team.key, content);
   const url = await Promise.race([resumed.promise, first.done.then(() => { throw new Error('not cut'); })]);
-  const elsewhere = url.replace(server.baseUrl, second.baseUrl);
+  await waitUnlocked(url);
+  const elsewhere = url.replace(proxy.baseUrl, second.baseUrl);
+  const head = await tusRequest(second, 'HEAD', new URL(elsewhere).pathname, team.key);
+  t.ok(Number(head.headers.get('upload-offset')) > 0, 'part of it was stored through the first instance');
   const { mediaId } = await tusUpload(second, team.teamId, team.key, content, { uploadUrl: elsewhere, metadata: {} }).done;
   t.ok(mediaId);
   t.equal(sha256(await downloaded(team.teamId, team.key, mediaId!)), sha256(content));
