@@ -214,6 +214,14 @@ t.test('PATCH checks: Tus-Resumable 412, content type 415, offset 409, past Uplo
   t.equal(rest.headers.get('upload-offset'), String(content.length));
   t.match(rest.headers.get('media-id'), /^[0-9a-f-]{36}$/);
   t.equal((await patch(server, path, team.key, 0, content)).status, 409, 'a completed upload takes no more bytes');
+  // An instance that died between the commit and marking the upload complete: the next PATCH finishes the job, once.
+  const pg = await connectPg(server.databaseUrl);
+  t.teardown(() => pg.end());
+  await pg.query('update tus_upload set completed_at = null where id = $1', [path.split('/').pop()]);
+  const again = await patch(server, path, team.key, content.length, Buffer.alloc(0));
+  t.equal(again.status, 204);
+  t.equal(again.headers.get('media-id'), rest.headers.get('media-id'));
+  t.match(await teamStorageState(server.databaseUrl, team.teamId), { files: 1, usedStorage: content.length, reservedStorage: 0, reservations: 0 }, 'counted once');
   t.equal((await tusRequest(server, 'DELETE', path, team.key)).status, 409, 'a completed upload is not terminated');
   // Another team's key reaches none of it.
   const other = await server.createTeam('TusOther');

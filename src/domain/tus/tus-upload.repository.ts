@@ -176,6 +176,11 @@ export class TusUploadRepository {
     return rows.map(toRow);
   }
 
+  /** Whether the upload's media file was committed (the id is shared). */
+  async mediaExists(id: string): Promise<boolean> {
+    return (await this.execute('select 1 from media_file where id = ?', [id])).length === 1;
+  }
+
   /** Storage keys of every unfinished upload (the crash sweeper must not abort their multipart uploads). */
   async unfinishedKeys(): Promise<string[]> {
     const rows = await this.execute<{ storage_key: string }>('select storage_key from tus_upload where completed_at is null', []);

@@ -11,6 +11,7 @@ import {
 } from '../../errors/errors.ts';
 import type { XxHashApi } from '../../media/content-hash.ts';
 import { checkNameAndType, MAX_SNIFF_BYTES, resolveContentType, sniffContent } from '../../media/file-type.ts';
+import { ServiceError } from '../../errors/service-error.ts';
 import { StorageError, type ObjectStore } from '../../storage/object-store.ts';
 import type { ResumableProgress, ResumableStore, ResumableUpload } from '../../storage/resumable-store.ts';
 import { InlineContentHasher } from '../content-hasher.ts';
@@ -150,7 +151,8 @@ export class TusService {
       if (row.expiresAt.getTime() <= Date.now()) throw notFound('upload', id);
       if (offset !== row.offset) throw uploadOffsetConflict(row.offset);
       if (body.declaredLength !== null && offset + body.declaredLength > row.length) throw payloadTooLarge(row.length - offset);
-      const progress = await this.receive(row, token, body);
+      // All bytes already stored (a completion that failed after them): only the completion is left to do.
+      const progress = row.offset < row.length ? await this.receive(row, token, body) : row;
       if (progress.offset < row.length) return { offset: progress.offset, mediaId: null, expiresAt: this.expiryFrom() };
       const mediaId = await this.complete({ ...row, ...progress });
       completed = true;
@@ -174,6 +176,7 @@ export class TusService {
       });
       if (!recorded) throw serviceUnavailable('The upload was taken over by another request; retry', 1);
     };
+    let blocked: Error | null = null;
     let leaseLost = false;
     const renew = setInterval(() => {
       this.uploads.extend(row.id, token, TUS_LEASE_MS).then((held) => {
@@ -197,9 +200,8 @@ export class TusService {
           if (head.length >= sniffLength) {
             const sniff = sniffContent(head);
             if (sniff.blocked) {
-              await appender.abandon();
-              await this.discard(row);
-              throw unsupportedMediaType(`Blocked file type: ${sniff.blocked}`, sniff.blocked);
+              blocked = unsupportedMediaType(`Blocked file type: ${sniff.blocked}`, sniff.blocked);
+              break;
             }
             sniffed = true;
             sniffedType = sniff.contentType;
@@ -215,7 +217,11 @@ export class TusService {
       observer?.receiving(-1);
       if (row.offset > 0 && received > 0) observer?.resumedBytes(received);
     }
-    if (failure instanceof Error && failure.name === 'UnsupportedMediaTypeError') throw failure;
+    if (blocked) {
+      await appender.abandon();
+      await this.discard(row);
+      throw blocked;
+    }
     // Whatever arrived is kept, also when the client left or storage failed: the client resumes from the recorded offset.
     let progress: ResumableProgress;
     try {
@@ -238,7 +244,12 @@ export class TusService {
     const { store, resumable, committer } = this.deps;
     const upload: ResumableUpload = { ...row, id: row.id, key: row.storageKey };
     try {
-      // A crash after the object was completed but before the row said so leaves the object in place.
+      // A crash after the commit but before the row said so: the media file exists already.
+      if (await this.uploads.mediaExists(row.id)) {
+        await this.uploads.markCompleted(row.id, this.expiryFrom());
+        return row.id;
+      }
+      // A crash after the object was completed but before the commit leaves the object in place.
       if (!(await store.stat(row.storageKey))) await resumable.complete(upload);
       const hash = await this.hashObject(row.storageKey);
       const { options } = row;
@@ -252,7 +263,9 @@ export class TusService {
       this.deps.observer?.completed();
       return row.id;
     } catch (error) {
-      if (!(error instanceof StorageError && error.code === 'unavailable')) {
+      // Refused by the commit (limits lowered meanwhile, folder gone) or storage that lost bytes: the upload
+      // cannot complete and goes. Anything else (storage or database unreachable) keeps it: the next PATCH completes it.
+      if (error instanceof ServiceError || (error instanceof StorageError && error.code !== 'unavailable')) {
         await store.remove(row.storageKey).catch(() => undefined);
         await this.discard(row);
       }
