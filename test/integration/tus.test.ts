@@ -389,3 +389,18 @@ t.test('an upload resumes through a second instance sharing the database and DAT
   t.equal(sha256(await downloaded(team.teamId, team.key, mediaId!)), sha256(content));
   t.match(await teamStorageState(server.databaseUrl, team.teamId), { files: 1, usedStorage: content.length, reservedStorage: 0, reservations: 0 });
 });
+
+t.test('a key narrowed to media:upload uploads with tus; a member without team.media.upload cannot', async (t) => {
+  const team = await server.createTeam('TusScoped');
+  const scoped = await server.admin('POST', `/v1/admin/teams/${team.teamId}/api-keys`, { description: 'game server', scopes: ['media:upload'] });
+  t.equal(scoped.status, 201);
+  const content = pngLike(300 * KiB);
+  const { mediaId } = await tusUpload(server, team.teamId, scoped.body.key, content, { metadata: { filename: 'shot.png' } }).done;
+  t.ok(mediaId, 'uploaded with the narrowed key');
+  t.same(await downloaded(team.teamId, team.key, mediaId!), content);
+  const viewer = await server.admin('POST', `/v1/admin/teams/${team.teamId}/members`, { name: 'viewer', permissions: ['team.media.view'] });
+  const viewerKey = await server.admin('POST', `/v1/admin/teams/${team.teamId}/api-keys`, { teamMemberId: viewer.body.id });
+  const refused = await tusRequest(server, 'POST', tusPath(team.teamId), viewerKey.body.key, { 'upload-length': '10', 'upload-metadata': tusMetadata({ filename: 'a.png' }) });
+  t.equal(refused.status, 403);
+  t.equal(refused.body.messageKey, 'error.forbidden');
+});
