@@ -404,3 +404,25 @@ t.test('a key narrowed to media:upload uploads with tus; a member without team.m
   t.equal(refused.status, 403);
   t.equal(refused.body.messageKey, 'error.forbidden');
 });
+
+t.test('all bytes stored but the completion failed: the next HEAD completes it, so the client gets its Media-Id', async (t) => {
+  const team = await server.createTeam('TusHeadCompletes');
+  const content = pngLike(100 * KiB);
+  const path = await create(server, team.teamId, team.key, content.length, tusMetadata({ filename: 'late.png' }));
+  const id = path.split('/').pop()!;
+  t.equal((await patch(server, path, team.key, 0, content.subarray(0, content.length - 1))).status, 204);
+  // As if the last byte had been stored and recorded, and the completion then failed (storage or database unreachable).
+  const { appendFile } = await import('node:fs/promises');
+  await appendFile(join(server.dataDir, 'files', '.uploads', 'tus', id), content.subarray(content.length - 1));
+  const pg = await connectPg(server.databaseUrl);
+  t.teardown(() => pg.end());
+  await pg.query('update tus_upload set "offset" = length where id = $1', [id]);
+  t.equal(await tusRows(team.teamId), 1);
+  // The real client resuming it sees offset == length and takes it for done: the HEAD has completed it by then.
+  const { mediaId } = await tusUpload(server, team.teamId, team.key, content, { uploadUrl: `${server.baseUrl}${path}`, metadata: {} }).done;
+  t.equal(mediaId, id, 'Media-Id from the HEAD that completed it');
+  t.same(await downloaded(team.teamId, team.key, id), content);
+  t.match(await teamStorageState(server.databaseUrl, team.teamId), { files: 1, usedStorage: content.length, reservedStorage: 0, reservations: 0 });
+  const again = await tusRequest(server, 'HEAD', path, team.key);
+  t.equal(again.headers.get('media-id'), id, 'and every HEAD after');
+});

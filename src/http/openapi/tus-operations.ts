@@ -111,7 +111,12 @@ export const tusOperations: Record<string, OperationDoc> = {
         }),
       },
     },
-    errors: { ...TUS_ERRORS, 404: 'No such upload of the team (terminated or expired).' },
+    errors: {
+      ...TUS_ERRORS,
+      402: 'All bytes were stored but the file no longer fits the team\'s limits: the upload is removed.',
+      404: 'No such upload of the team (terminated or expired).',
+      423: 'A request is completing this upload; retry.',
+    },
   },
   [`PATCH ${upload}`]: {
     operationId: 'tusAppend',

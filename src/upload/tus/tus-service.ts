@@ -132,6 +132,28 @@ export class TusService {
   }
 
   /**
+   * HEAD: the upload's state. An upload whose bytes are all stored but which is not complete (its
+   * completion failed on storage or the database being unreachable) is completed here: tus clients
+   * take `Upload-Offset == Upload-Length` for done and would never send the PATCH that completes it.
+   * While another request holds it, 423 (clients retry).
+   */
+  async status(teamId: string, id: string): Promise<TusUploadRow> {
+    const row = await this.find(teamId, id);
+    if (row.completedAt || row.offset < row.length) return row;
+    const token = randomUUID();
+    const claimed = await this.uploads.claim(teamId, id, token, TUS_LEASE_MS);
+    if (!claimed) throw uploadLocked(id);
+    let completed = false;
+    try {
+      if (!claimed.completedAt) await this.complete(claimed);
+      completed = true;
+    } finally {
+      if (!completed) await this.uploads.release(id, token).catch(() => undefined);
+    }
+    return this.find(teamId, id);
+  }
+
+  /**
    * Appends the body at `offset`. Bytes that arrived before the client left are kept (the
    * progress is recorded and the lease given back); the last byte completes the upload.
    */

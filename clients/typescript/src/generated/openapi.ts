@@ -4133,6 +4133,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description All bytes were stored but the file no longer fits the team's limits: the upload is removed. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The key lacks the permission or scope. */
             403: {
                 headers: {
@@ -4153,6 +4162,15 @@ export interface operations {
             };
             /** @description Tus-Resumable is missing or not 1.0.0 (the answer names Tus-Version). */
             412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request is completing this upload; retry. */
+            423: {
                 headers: {
                     [name: string]: unknown;
                 };

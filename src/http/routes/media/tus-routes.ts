@@ -139,7 +139,7 @@ export function tusRoutes(deps: TusRouteDeps): Route[] {
     {
       method: 'HEAD',
       pattern: TUS_UPLOAD_PATH,
-      handler: tusHandler(async (request, principal) => ({ status: 200, headers: headHeaders(await tus.find(principal.teamId, uploadIdOf(request))) })),
+      handler: tusHandler(async (request, principal) => ({ status: 200, headers: headHeaders(await tus.status(principal.teamId, uploadIdOf(request))) })),
     },
     {
       method: 'PATCH',
