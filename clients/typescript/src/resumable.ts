@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { Upload } from 'tus-js-client';
+import type { Upload as TusUpload } from 'tus-js-client';
 import { errorBodyOf, MediaApiError, MediaConnectionError } from './errors.ts';
 
 /** Where a resumable upload goes: the service, the team and its key. */
@@ -44,7 +44,9 @@ const DEFAULT_RETRY_DELAYS = [500, 1000, 2000, 4000, 8000, 16000];
  * Uploads a file path or bytes with tus 1.0.0 (tus-js-client), resuming after broken connections
  * from the offset the service kept. For large files on unreliable links; `upload` is simpler for the rest.
  */
-export function resumableUpload(target: ResumableTarget, source: string | Uint8Array, options: ResumableUploadOptions): Promise<ResumableUploadResult> {
+export async function resumableUpload(target: ResumableTarget, source: string | Uint8Array, options: ResumableUploadOptions): Promise<ResumableUploadResult> {
+  // Loaded on first use: clients that never upload resumably (and the CLI) do not pay for it.
+  const { Upload } = await import('tus-js-client');
   const metadata: Record<string, string> = { filename: options.fileName };
   if (options.fileType !== undefined) metadata['filetype'] = options.fileType;
   if (options.folder !== undefined) metadata['folder'] = options.folder;
@@ -54,7 +56,7 @@ export function resumableUpload(target: ResumableTarget, source: string | Uint8A
   const file = typeof source === 'string' ? createReadStream(source) : Buffer.from(source.buffer, source.byteOffset, source.byteLength);
   return new Promise((resolve, reject) => {
     let announced = false;
-    const upload = new Upload(file, {
+    const upload: TusUpload = new Upload(file, {
       endpoint: `${target.baseUrl.replace(/\/+$/, '')}/v1/cdn/media/${encodeURIComponent(target.teamId)}/tus`,
       headers: { Authorization: `Bearer ${target.apiKey}` },
       metadata,
