@@ -426,3 +426,23 @@ t.test('all bytes stored but the completion failed: the next HEAD completes it, 
   const again = await tusRequest(server, 'HEAD', path, team.key);
   t.equal(again.headers.get('media-id'), id, 'and every HEAD after');
 });
+
+t.test('the type check sees the first bytes whole when they come in several PATCHes', async (t) => {
+  const team = await server.createTeam('TusSplitHead');
+  const html = Buffer.concat([Buffer.from('<!DOCTYPE html><html><body>'), Buffer.alloc(10 * KiB, 0x20)]);
+  const path = await create(server, team.teamId, team.key, html.length, tusMetadata({ filename: 'a.png' }));
+  t.equal((await patch(server, path, team.key, 0, html.subarray(0, 9))).status, 204, '9 bytes say nothing yet');
+  t.equal((await patch(server, path, team.key, 9, html.subarray(9, 2000))).status, 204, 'nor 2000');
+  const refused = await patch(server, path, team.key, 2000, html.subarray(2000));
+  t.equal(refused.status, 415, 'refused once the first 4 KiB are in');
+  t.equal(await tusRows(team.teamId), 0);
+  const png = pngLike(10 * KiB);
+  const ok = await create(server, team.teamId, team.key, png.length, tusMetadata({ filename: 'b.png' }));
+  for (const [from, to] of [[0, 3], [3, 5000], [5000, png.length]] as const) {
+    t.equal((await patch(server, ok, team.key, from, png.subarray(from, to))).status, 204);
+  }
+  const pg = await connectPg(server.databaseUrl);
+  t.teardown(() => pg.end());
+  const row = (await pg.query('select content_type from media_file where id = $1', [ok.split('/').pop()])).rows[0];
+  t.equal(row.content_type, 'image/png', 'sniffed from the head assembled across requests');
+});

@@ -194,7 +194,9 @@ export class TusService {
     const sniffLength = Math.min(MAX_SNIFF_BYTES, row.length);
     const record = async (progress: ResumableProgress) => {
       const recorded = await this.uploads.recordProgress(row.id, token, {
-        ...progress, head: sniffed ? Buffer.alloc(0) : head, sniffed, sniffedType, expiresAt: this.expiryFrom(),
+        // The head never holds more than was stored: a chunk that failed to store is sent again on resume.
+        ...progress, head: sniffed ? Buffer.alloc(0) : head.subarray(0, Math.min(head.length, progress.offset)), sniffed, sniffedType,
+        expiresAt: this.expiryFrom(),
       });
       if (!recorded) throw serviceUnavailable('The upload was taken over by another request; retry', 1);
     };
