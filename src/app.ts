@@ -35,7 +35,7 @@ import { RequestRateLimiter } from './limits/rate-limiter.ts';
 import { loadXxhash } from './media/content-hash.ts';
 import { MediaPool } from './pool/media-pool.ts';
 import { ServedTrafficCounter } from './domain/media/served-traffic.ts';
-import { createObjectStore } from './storage/create-object-store.ts';
+import { createObjectStore, createResumableStore } from './storage/create-object-store.ts';
 import { StorageHealth } from './storage/storage-health.ts';
 import { ConfigError } from './config/config.ts';
 import type { ObjectStore } from './storage/object-store.ts';
@@ -44,7 +44,9 @@ import { CrashSweeper } from './domain/uploads/crash-sweeper.ts';
 import { IdempotencyKeys } from './domain/idempotency/idempotency-keys.ts';
 import { GroupCommit } from './domain/uploads/group-commit.ts';
 import { UploadCommitter } from './domain/uploads/upload-commit.ts';
-import { UploadService } from './upload/upload-service.ts';
+import { MAX_BODY_BYTES, UploadService } from './upload/upload-service.ts';
+import { TusService } from './upload/tus/tus-service.ts';
+import { tusRoutes } from './http/routes/media/tus-routes.ts';
 import { adminRoutes } from './http/routes/admin/admin-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
@@ -91,6 +93,8 @@ export interface Services {
   pool: MediaPool;
   gate: AdmissionGate;
   uploads: UploadService;
+  /** Resumable (tus) uploads. */
+  tus: TusService;
   /** This instance's Prometheus metrics (GET /metrics), in a registry of its own. */
   metrics: Metrics;
   /** Folder rules (spec 2.2); started by Application once the routes are mounted, runOnce() callable directly. */
@@ -171,11 +175,22 @@ export class Backend {
       const pool = new MediaPool({ threads: config.workerThreads, onError: (error) => logger.error({ err: error }, 'worker pool error') });
       const teamStates = new TeamStateCache({ load: (teamId) => teams.getStorageState(teamId), ttlMs: TEAM_STATE_CACHE_MS });
       const committer = new UploadCommitter({ orm, media, groupCommit: new GroupCommit({ orm, maxBatch: GROUP_COMMIT_MAX_BATCH }) });
+      const xxhash = await loadXxhash();
       const uploads = new UploadService({
-        orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates, committer,
+        orm, store, pool, xxhash, quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates, committer,
         idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
       });
       const idempotency = new IdempotencyKeys({ orm, owner: identity, logger: logger.child({ component: 'idempotency' }) });
+      const tus = new TusService({
+        // No owner: a tus reservation belongs to the upload, not to the instance that made it (it outlives restarts until it expires).
+        orm, store, resumable: createResumableStore(store), quota: new StorageQuota(orm, null), teamStates, committer, xxhash,
+        expirySeconds: config.tusExpirySeconds, maxSize: MAX_BODY_BYTES.multipart,
+        observer: {
+          receiving: (delta) => metrics.tusUploadsInProgress.inc(delta),
+          resumedBytes: (bytes) => metrics.tusResumedBytes.inc(bytes),
+          completed: () => metrics.tusCompleted.inc(),
+        },
+      });
       const automationDispatcher = new AutomationDispatcher({
         orm, logger: logger.child({ component: 'automations' }), settings: config.automations,
       });
@@ -198,6 +213,7 @@ export class Backend {
         pool,
         gate: new AdmissionGate(config.upload),
         uploads,
+        tus,
         authFailures,
         uploadUrlLimits: uploadUrlLimiters(config, logger),
         metrics,
@@ -207,6 +223,7 @@ export class Backend {
         crashSweeper: new CrashSweeper({
           orm, store, logger: logger.child({ component: 'crash-sweep' }), minAgeSeconds: config.crashSweepMinAgeSeconds,
           liveUploads: () => uploads.liveUploads(), owner: identity, idempotencyKeys: idempotency,
+          tus: { sweepExpired: (now) => tus.sweepExpired(now), unfinishedKeys: () => tus.uploads.unfinishedKeys() },
         }),
         idempotency,
         identity,
@@ -374,6 +391,7 @@ export class Application {
           }),
           maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
+        ...tusRoutes(services),
         ...folderRoutes(services, this.config),
         ...fileServingRoutes(services, { ...this.config, authSecret: secret }, { servedTraffic: this.servedTraffic }),
         ...libraryRoutes(services, this.config),

@@ -56,6 +56,8 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** The crash sweeper removes reservations, temp files and multipart uploads untouched for this long. */
   crashSweepMinAgeSeconds: number;
+  /** An unfinished tus upload untouched this long expires (Upload-Expires) and is swept. */
+  tusExpirySeconds: number;
   rateLimit: { points: number; durationSeconds: number };
   /** Failed authentications (API key or authSecret) per client address and window; past them, 429 until the window ends. */
   authFailureLimit: { points: number; durationSeconds: number };
@@ -209,6 +211,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
     },
     shutdownGraceSeconds: values.SHUTDOWN_GRACE_SECONDS,
     crashSweepMinAgeSeconds: values.CRASH_SWEEP_MIN_AGE_SECONDS,
+    tusExpirySeconds: values.TUS_EXPIRY_SECONDS,
     rateLimit: { points: values.RATE_LIMIT_POINTS, durationSeconds: values.RATE_LIMIT_DURATION_SECONDS },
     authFailureLimit: { points: values.AUTH_FAILURE_LIMIT_POINTS, durationSeconds: values.AUTH_FAILURE_LIMIT_DURATION_SECONDS },
     uploadUrlLimit: {

@@ -76,6 +76,8 @@ export const settings = {
   SHUTDOWN_GRACE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),
   // Live uploads refresh their reservation every minute: anything much below 10 minutes risks sweeping a live upload.
   CRASH_SWEEP_MIN_AGE_SECONDS: setting(integer(1, 7 * 86_400), 'an integer from 1 to 604800'),
+  // An unfinished resumable (tus) upload untouched this long expires; the crash sweep then removes its bytes and reservation.
+  TUS_EXPIRY_SECONDS: setting(integer(60, 30 * 86_400), 'an integer from 60 to 2592000'),
   HASH_OFFLOAD_MIN_BYTES: setting(integer(0, Number.MAX_SAFE_INTEGER).nullable(), 'a number of bytes, or unset to hash every upload inline'),
   RATE_LIMIT_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),
   RATE_LIMIT_DURATION_SECONDS: setting(integer(1, 86_400), 'an integer from 1 to 86400'),

@@ -93,6 +93,40 @@ export function requestTimeout(idleSeconds: number): ServiceError {
   });
 }
 
+/** tus: the request's Tus-Resumable names a protocol version the server does not speak. */
+export function tusVersionUnsupported(supported: string): ServiceError {
+  return new ServiceError({
+    name: 'PreconditionFailedError',
+    status: 412,
+    messageKey: 'error.tus.versionUnsupported',
+    message: `Tus-Resumable must be ${supported}`,
+    value: supported,
+    headers: { 'Tus-Version': supported },
+  });
+}
+
+/** tus: another request is appending to this upload right now (on any instance). */
+export function uploadLocked(uploadId: string): ServiceError {
+  return new ServiceError({
+    name: 'LockedError',
+    status: 423,
+    messageKey: 'error.tus.locked',
+    message: 'Another request is appending to this upload; retry once it has ended',
+    value: uploadId,
+  });
+}
+
+/** tus: Upload-Offset is not where the upload stands. */
+export function uploadOffsetConflict(offset: number): ServiceError {
+  return new ServiceError({
+    name: 'ConflictError',
+    status: 409,
+    messageKey: 'error.tus.offsetConflict',
+    message: `Upload-Offset does not match the upload's offset ${offset}`,
+    value: offset,
+  });
+}
+
 export function unsupportedMediaType(message: string, value?: string): ServiceError {
   return new ServiceError({ name: 'UnsupportedMediaTypeError', status: 415, messageKey: 'error.unsupportedMediaType', message, value });
 }

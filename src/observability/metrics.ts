@@ -56,6 +56,12 @@ export class Metrics {
   readonly idempotentReplays: Counter<'route'>;
   /** Requests with an Idempotency-Key refused: 409 in_flight, 422 key_reused, by route pattern. */
   readonly idempotencyConflicts: Counter<'route' | 'reason'>;
+  /** tus PATCH requests receiving bytes on this instance now. */
+  readonly tusUploadsInProgress: Gauge;
+  /** Bytes stored by tus PATCHes that started at a non-zero offset (uploads resumed after a break, or sent in several requests). */
+  readonly tusResumedBytes: Counter;
+  /** tus uploads completed (became media files). */
+  readonly tusCompleted: Counter;
 
   private peers: PeerMetrics | null = null;
   private gate: UploadGateView | null = null;
@@ -131,6 +137,21 @@ export class Metrics {
       name: 'media_idempotency_conflicts_total',
       help: 'Requests with an Idempotency-Key refused, by route pattern and reason (in_flight: 409, the first still runs; key_reused: 422, another request)',
       labelNames: ['route', 'reason'] as const,
+      registers,
+    });
+    this.tusUploadsInProgress = new Gauge({
+      name: 'media_tus_uploads_in_progress',
+      help: 'Resumable (tus) uploads receiving bytes on this instance now (PATCH requests in progress)',
+      registers,
+    });
+    this.tusResumedBytes = new Counter({
+      name: 'media_tus_resumed_bytes_total',
+      help: 'Bytes stored by tus PATCH requests that started at a non-zero offset (resumed uploads)',
+      registers,
+    });
+    this.tusCompleted = new Counter({
+      name: 'media_tus_uploads_completed_total',
+      help: 'Resumable (tus) uploads completed and committed as media files',
       registers,
     });
     const metrics = this;

@@ -1,7 +1,10 @@
 import path from 'node:path';
 import type { Config } from '../config/config.ts';
 import { FsObjectStore } from './fs/fs-object-store.ts';
+import { FsResumableStore } from './fs/fs-resumable-store.ts';
 import type { ObjectStore } from './object-store.ts';
+import type { ResumableStore } from './resumable-store.ts';
+import type { S3ObjectStore } from './s3/s3-object-store.ts';
 
 /** The directory below DATA_DIR that holds the fs driver's objects. */
 export const FILES_DIR = 'files';
@@ -16,4 +19,10 @@ export async function createObjectStore(storage: Config['storage'], dataDir: str
     return new S3ObjectStore({ ...storage.s3 });
   }
   return new FsObjectStore({ root: path.join(dataDir, FILES_DIR) });
+}
+
+/** The resumable (tus) side of `store`: same directory, or same bucket, prefix and client. */
+export function createResumableStore(store: ObjectStore): ResumableStore {
+  if (store.driver === 's3') return (store as S3ObjectStore).resumable();
+  return new FsResumableStore({ root: (store as FsObjectStore).root });
 }

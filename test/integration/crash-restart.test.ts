@@ -150,7 +150,7 @@ for (const driver of ['fs', 's3'] as const) {
     await restarting.stop();
     const again = await startApp(t, live.databaseUrl, restartingDir, settings);
     t.equal(again.app.services.identity!.instanceId, previousId, 'the restarted instance has its old id');
-    t.same(await again.app.services.crashSweeper.runOnce(), { reservations: 0, releasedBytes: 0, uploads: 0 }, 'its sweep takes nothing of the live instance');
+    t.same(await again.app.services.crashSweeper.runOnce(), { reservations: 0, releasedBytes: 0, uploads: 0, tusExpired: 0 }, 'its sweep takes nothing of the live instance');
     t.same(await reservationRows(live.databaseUrl), before, "the live instance's reservation is left");
     t.equal(await writes(), 1, "and its in-progress write");
 
@@ -173,7 +173,7 @@ t.test('instances sharing a DATA_DIR get distinct ids; a restart keeps its id wi
   const team = await first.createTeam('Shared');
   const held = liveUpload(Number(new URL(first.baseUrl).port), team.teamId, team.key, pngLike(2 * MiB));
   t.ok(await eventually(async () => (await teamStorageState(first.databaseUrl, team.teamId)).reservations === 1), 'the upload holds a reservation');
-  t.same(await second.app.services.crashSweeper.runOnce(), { reservations: 0, releasedBytes: 0, uploads: 0 }, "the other instance's sweep takes nothing");
+  t.same(await second.app.services.crashSweeper.runOnce(), { reservations: 0, releasedBytes: 0, uploads: 0, tusExpired: 0 }, "the other instance's sweep takes nothing");
   held.finish();
   t.equal(await held.status, 201, 'the upload lands');
 

@@ -138,7 +138,7 @@ t.test('a sweep leaves alone the uploads running in its own instance, however ol
   );
   // Two hours from now, everything of the upload looks stale; it is still this instance's.
   const result = await server.app.services.crashSweeper.runOnce(new Date(Date.now() + 2 * 3_600_000));
-  t.same(result, { reservations: 0, releasedBytes: 0, uploads: 0 }, 'nothing swept');
+  t.same(result, { reservations: 0, releasedBytes: 0, uploads: 0, tusExpired: 0 }, 'nothing swept');
   t.equal((await teamStorageState(server.databaseUrl, team.teamId)).reservations, 1);
   t.equal((await inProgress('fs', instance, '')).length, 1);
   request.end(body.subarray(half));

@@ -187,3 +187,37 @@ t.test("an upload URL of B's does not work under A's path, nor one of A's under 
   }
   t.same(JSON.parse(await snapshotOfB()), JSON.parse(before), "team B's data is unchanged");
 });
+
+t.test("resumable (tus) uploads: B's upload is neither seen, appended to nor terminated through A, and A's key is no key of B's", async (t) => {
+  const tusHeaders = { 'tus-resumable': '1.0.0' };
+  const created = await server.media('POST', `/v1/cdn/media/${b.teamId}/tus`, b.key, {
+    headers: { ...tusHeaders, 'upload-length': '1000', 'upload-metadata': `filename ${Buffer.from('b-secret-upload.png').toString('base64')}` },
+  });
+  t.equal(created.status, 201);
+  const bUpload = created.headers.get('location')!.split('/').pop()!;
+  const state = async () => {
+    const head = await server.media('HEAD', `/v1/cdn/media/${b.teamId}/tus/${bUpload}`, b.key, { headers: tusHeaders });
+    return `${head.status} ${head.headers.get('upload-offset')} ${head.headers.get('upload-metadata')}`;
+  };
+  const before = await state();
+  const patchHeaders = { ...tusHeaders, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' };
+  const attempts: [string, string, string, Record<string, string>, number][] = [
+    ["A's key, B's id under A's path", 'HEAD', `${A}/tus/${bUpload}`, tusHeaders, 404],
+    ["A's key, B's id under A's path", 'PATCH', `${A}/tus/${bUpload}`, patchHeaders, 404],
+    ["A's key, B's id under A's path", 'DELETE', `${A}/tus/${bUpload}`, tusHeaders, 404],
+    ["A's key on B's path", 'HEAD', `/v1/cdn/media/${b.teamId}/tus/${bUpload}`, tusHeaders, 401],
+    ["A's key on B's path", 'PATCH', `/v1/cdn/media/${b.teamId}/tus/${bUpload}`, patchHeaders, 401],
+    ["A's key on B's path", 'DELETE', `/v1/cdn/media/${b.teamId}/tus/${bUpload}`, tusHeaders, 401],
+    ["A's key on B's path", 'POST', `/v1/cdn/media/${b.teamId}/tus`, { ...tusHeaders, 'upload-length': '10', 'upload-metadata': 'filename eC5wbmc=' }, 401],
+  ];
+  for (const [who, method, path, headers, status] of attempts) {
+    const response = await fetch(`${server.baseUrl}${path}`, {
+      method, headers: { authorization: `Bearer ${a.key}`, ...headers }, body: method === 'PATCH' ? 'x' : undefined,
+    });
+    const text = await response.text();
+    t.equal(response.status, status, `${who}: ${method}`);
+    if (method !== 'HEAD') t.match(JSON.parse(text), { status, messageKey: String }, 'the spec error body');
+    t.notOk(text.includes('b-secret-upload'), 'no trace of the upload');
+  }
+  t.equal(await state(), before, "B's upload is unchanged");
+});

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { errorBodyOf, MediaApiError } from './errors.ts';
 import type { components, operations } from './generated/openapi.ts';
 import { multipartFile } from './multipart.ts';
+import { resumableUpload, type ResumableUploadOptions, type ResumableUploadResult } from './resumable.ts';
 import { header, retryAfterSeconds, Transport, type RequestBody, type RetryOptions, type StreamedResponse, type TransportRequest } from './transport.ts';
 
 type Schemas = components['schemas'];
@@ -85,9 +86,11 @@ export interface MediaClientOptions {
 export class MediaClient {
   readonly teamId: string;
   readonly #transport: Transport;
+  readonly #options: MediaClientOptions;
 
   constructor(options: MediaClientOptions) {
     this.teamId = options.teamId;
+    this.#options = options;
     this.#transport = new Transport({
       baseUrl: options.baseUrl,
       headers: { authorization: `Bearer ${options.apiKey}`, 'user-agent': options.userAgent ?? '@media-upload/client' },
@@ -101,6 +104,14 @@ export class MediaClient {
   }
 
   /** POST .../upload/file: multipart, streamed from the source; a 503 uploadBusy or 429 is retried after Retry-After. */
+  /**
+   * A resumable (tus) upload of a file path or bytes: broken connections are resumed from the
+   * offset the service kept (resumable.ts). Answers the media file's id.
+   */
+  resumableUpload(source: string | Uint8Array, options: ResumableUploadOptions): Promise<ResumableUploadResult> {
+    return resumableUpload({ baseUrl: this.#options.baseUrl, teamId: this.teamId, apiKey: this.#options.apiKey }, source, options);
+  }
+
   async upload(source: UploadSource, options: UploadOptions = {}): Promise<UploadedMediaFile> {
     const { name, contentType, onProgress, idempotencyKey, ...query } = options;
     const fileName = name ?? (typeof source === 'string' ? basename(source) : undefined);

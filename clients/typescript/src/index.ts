@@ -6,6 +6,8 @@ export type {
 } from './client.ts';
 export { uploadToUrl } from './upload-urls.ts';
 export type { UploadToUrlOptions } from './upload-urls.ts';
+export { resumableUpload } from './resumable.ts';
+export type { ResumableTarget, ResumableUploadOptions, ResumableUploadResult } from './resumable.ts';
 export { MediaApiError, MediaConnectionError } from './errors.ts';
 export type { ErrorBody } from './errors.ts';
 export type { RetryOptions, StreamedResponse } from './transport.ts';

@@ -15,6 +15,7 @@ import { Migration20261123070000TeamModules } from './Migration20261123070000Tea
 import { Migration20261123080000Invites } from './Migration20261123080000Invites.ts';
 import { Migration20261124010000IdempotencyKeys } from './Migration20261124010000IdempotencyKeys.ts';
 import { Migration20261124020000UploadUrls } from './Migration20261124020000UploadUrls.ts';
+import { Migration20261124030000TusUploads } from './Migration20261124030000TusUploads.ts';
 import { Migration20261124040000Subscriptions } from './Migration20261124040000Subscriptions.ts';
 import { Migration20261124040100ActiveMemberNames } from './Migration20261124040100ActiveMemberNames.ts';
 
@@ -36,6 +37,7 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261123080000Invites', class: Migration20261123080000Invites },
   { name: 'Migration20261124010000IdempotencyKeys', class: Migration20261124010000IdempotencyKeys },
   { name: 'Migration20261124020000UploadUrls', class: Migration20261124020000UploadUrls },
+  { name: 'Migration20261124030000TusUploads', class: Migration20261124030000TusUploads },
   { name: 'Migration20261124040000Subscriptions', class: Migration20261124040000Subscriptions },
   { name: 'Migration20261124040100ActiveMemberNames', class: Migration20261124040100ActiveMemberNames },
 ];

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal.ts';
-import { notFound, uploadUrlRefused } from '../../errors/errors.ts';
+import { notFound, teamArchived, uploadUrlRefused } from '../../errors/errors.ts';
 import { parseOptionFields, uploadOptionSchemas, MAX_TAGS, type UploadOptions } from '../../upload/upload-options.ts';
 import { findFolder } from '../folders/folder-resolver.ts';
 import type { SignedLinks } from '../media/signed-links.ts';
@@ -89,6 +89,7 @@ select id, team_id, key_id, file_name, folder_path, folder_id, tags, is_public, 
 const CLAIM = `
 update upload_url set state = 'claimed', claimed_at = now()
  where id = ? and team_id = ? and state = 'open' and expires_at > now()
+   and not exists (select 1 from team where team.id = upload_url.team_id and team.archived)
 returning id, team_id, key_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types`;
 
 // Only while nothing was committed under the upload's media id: a commit whose answer was lost
@@ -152,18 +153,19 @@ export class UploadUrlService {
 
   /**
    * Claims the URL for one upload, atomically across instances; answers what it fixes. Refuses
-   * with 410 (used, expired), 409 (another upload to it is running) or 404 (gone: its key or team
-   * was deleted).
+   * with 410 (used, expired), 409 (another upload to it is running), 403 (the team is archived) or
+   * 404 (gone: its key or team was deleted).
    */
   async claim(teamId: string, urlId: string): Promise<UploadUrlConstraints> {
     const em = this.deps.orm.em.fork();
     const [row] = await em.execute<UploadUrlRow[]>(CLAIM, [urlId, teamId]);
     if (row) return constraintsOf(row);
-    const [current] = await em.execute<{ state: string; expired: boolean }[]>(
-      'select state, expires_at <= now() as expired from upload_url where id = ? and team_id = ?',
+    const [current] = await em.execute<{ state: string; expired: boolean; archived: boolean }[]>(
+      'select u.state, u.expires_at <= now() as expired, t.archived from upload_url u join team t on t.id = u.team_id where u.id = ? and u.team_id = ?',
       [urlId, teamId],
     );
     if (!current) throw notFound('upload URL', urlId);
+    if (current.archived) throw teamArchived(); // an archived team stores nothing, also through its URLs
     if (current.state === 'used') throw uploadUrlRefused('used');
     if (current.expired) throw uploadUrlRefused('expired');
     throw uploadUrlRefused('inUse');

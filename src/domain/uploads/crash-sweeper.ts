@@ -39,7 +39,8 @@ export const CRASH_SWEEP_JOB = 'crash-sweep';
 export const CRASH_SWEEP_INTERVAL_MS = 5 * 60_000;
 
 const RELEASE_STALE = `
-with stale as (delete from upload_reservation where updated_at < ? and not (id::text = any(string_to_array(?, ','))) returning team_id, bytes),
+with stale as (delete from upload_reservation where updated_at < ? and not (id::text = any(string_to_array(?, ',')))
+                  and not exists (select 1 from tus_upload tu where tu.id = upload_reservation.id) returning team_id, bytes),
      per_team as (select team_id, sum(bytes)::bigint as bytes, count(*)::int as rows from stale group by team_id)
 update team t set reserved_storage = t.reserved_storage - per_team.bytes
   from per_team where t.id = per_team.team_id
@@ -58,6 +59,8 @@ export interface CrashSweepResult {
   releasedBytes: number;
   /** Temp files / multipart uploads aborted. */
   uploads: number;
+  /** Expired resumable (tus) uploads removed. */
+  tusExpired: number;
 }
 
 export interface CrashSweeperOptions {
@@ -71,6 +74,16 @@ export interface CrashSweeperOptions {
   owner?: ReservationOwner | null;
   /** Expired keys are deleted, and the running claims of this instance's earlier starts freed. */
   idempotencyKeys?: Pick<IdempotencyKeys, 'sweepExpired' | 'releasePreviousIncarnations'> | null;
+  /** Resumable uploads: expired ones are removed by each sweep; unfinished ones are never taken for crashed uploads. */
+  tus?: TusSweep | null;
+}
+
+/** What the sweeper needs of resumable (tus) uploads (src/upload/tus/tus-service.ts). */
+export interface TusSweep {
+  /** Removes uploads expired at `now` (row, reservation, bytes). */
+  sweepExpired(now: Date): Promise<{ expired: number; releasedBytes: number }>;
+  /** Storage keys of the unfinished uploads: their multipart uploads live across requests. */
+  unfinishedKeys(): Promise<string[]>;
 }
 
 export class CrashSweeper {
@@ -81,6 +94,7 @@ export class CrashSweeper {
   private readonly liveUploads: () => Iterable<{ id: string; storageKey: string }>;
   private readonly owner: ReservationOwner | null;
   private readonly idempotencyKeys: CrashSweeperOptions['idempotencyKeys'];
+  private readonly tus: TusSweep | null;
   private timer: NodeJS.Timeout | null = null;
   private current: Promise<unknown> | null = null;
 
@@ -92,6 +106,7 @@ export class CrashSweeper {
     this.liveUploads = options.liveUploads ?? (() => []);
     this.owner = options.owner ?? null;
     this.idempotencyKeys = options.idempotencyKeys ?? null;
+    this.tus = options.tus ?? null;
   }
 
   /** Sweeps at once, then every `intervalMs`; failures are logged, never thrown; the timer never keeps the process alive. */
@@ -121,12 +136,14 @@ export class CrashSweeper {
   async runOnce(now = new Date()): Promise<CrashSweepResult> {
     const previous = await this.releasePreviousIncarnations();
     const aged = await this.sweepAged(now);
+    const tus = this.tus ? await this.tus.sweepExpired(now) : { expired: 0, releasedBytes: 0 };
     const result = {
       reservations: previous.reservations + aged.reservations,
-      releasedBytes: previous.releasedBytes + aged.releasedBytes,
+      releasedBytes: previous.releasedBytes + aged.releasedBytes + tus.releasedBytes,
       uploads: previous.uploads + aged.uploads,
+      tusExpired: tus.expired,
     };
-    if (result.reservations > 0 || result.uploads > 0) this.logger.info({ job: CRASH_SWEEP_JOB, ...result }, 'crash sweep cleaned up');
+    if (result.reservations > 0 || result.uploads > 0 || result.tusExpired > 0) this.logger.info({ job: CRASH_SWEEP_JOB, ...result }, 'crash sweep cleaned up');
     await this.sweepIdempotencyKeys(now);
     return result;
   }
@@ -142,7 +159,7 @@ export class CrashSweeper {
 
   /** Reservations (and their in-progress writes) of this instance's earlier starts: dead, since this process holds the instance id. */
   private async releasePreviousIncarnations(): Promise<CrashSweepResult> {
-    if (!this.owner) return { reservations: 0, releasedBytes: 0, uploads: 0 };
+    if (!this.owner) return { reservations: 0, releasedBytes: 0, uploads: 0, tusExpired: 0 };
     const dead = await this.orm.em
       .fork()
       .execute<{ storage_key: string; team_id: string; bytes: string | number }[]>(RELEASE_PREVIOUS_INCARNATIONS, [this.owner.instanceId, this.owner.bootId]);
@@ -163,7 +180,7 @@ export class CrashSweeper {
         "released the previous incarnation's upload reservations",
       );
     }
-    return { reservations: dead.length, releasedBytes, uploads };
+    return { reservations: dead.length, releasedBytes, uploads, tusExpired: 0 };
   }
 
   private async sweepAged(now: Date): Promise<CrashSweepResult> {
@@ -182,7 +199,8 @@ export class CrashSweeper {
 
     // Keys of live uploads: a fresh reservation (any instance) or a write of this instance.
     const fresh = await this.orm.em.fork().execute<{ storage_key: string }[]>('select storage_key from upload_reservation where updated_at >= ?', [cutoff]);
-    const live = new Set<string>([...fresh.map((row) => row.storage_key), ...local.map((upload) => upload.storageKey)]);
+    const resumable = this.tus ? await this.tus.unfinishedKeys() : [];
+    const live = new Set<string>([...fresh.map((row) => row.storage_key), ...local.map((upload) => upload.storageKey), ...resumable]);
     let uploads = 0;
     for (const upload of await this.store.listStaleUploads(cutoff)) {
       if (upload.key !== '' && live.has(upload.key)) continue;
@@ -193,6 +211,6 @@ export class CrashSweeper {
         this.logger.error({ err: error, job: CRASH_SWEEP_JOB, key: upload.key, uploadId: upload.uploadId }, 'could not abort a stale upload');
       }
     }
-    return { reservations, releasedBytes, uploads };
+    return { reservations, releasedBytes, uploads, tusExpired: 0 };
   }
 }

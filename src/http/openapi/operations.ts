@@ -17,6 +17,7 @@ import {
 } from './schemas.ts';
 import { teamAdminOperations } from './team-operations.ts';
 import { uploadUrlOperations } from './upload-url-operations.ts';
+import { tusOperations } from './tus-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -83,6 +84,7 @@ export type Tag = keyof typeof TAGS;
 export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   teamId: z.uuid().meta({ description: 'The team; a team key must belong to it (401 otherwise).' }),
   mediaId: z.uuid().meta({ description: 'A media file of the team.' }),
+  uploadId: z.uuid().meta({ description: 'A resumable (tus) upload of the team: the last segment of its Location.' }),
   folderId: z.uuid().meta({ description: 'A folder of the team.' }),
   memberId: z.uuid().meta({ description: 'A member of the team.' }),
   groupId: z.uuid().meta({ description: 'A group of the team.' }),
@@ -595,6 +597,7 @@ const serviceOperations: Record<string, OperationDoc> = {
 export const operations: Record<string, OperationDoc> = {
   ...mediaOperations,
   ...uploadUrlOperations(mediaBase),
+  ...tusOperations,
   ...fileOperations,
   ...automationOperations('/v1/teams/:teamId/automations', 'team'),
   ...teamAdminOperations(paging),

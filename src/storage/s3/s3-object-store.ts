@@ -57,6 +57,7 @@ import type {
   StorageErrorCode,
 } from '../object-store.ts';
 import { StreamObjectWriter } from '../stream-object-writer.ts';
+import { S3ResumableStore } from './s3-resumable-store.ts';
 
 export interface S3ObjectStoreOptions {
   /** Null for AWS S3 itself; otherwise the endpoint URL, e.g. http://127.0.0.1:7480. */
@@ -133,7 +134,7 @@ function changedNothing(error: unknown): boolean {
   return code !== undefined && NOT_SENT_CODES.has(code);
 }
 
-function isNotFound(error: unknown): boolean {
+export function isNotFound(error: unknown): boolean {
   const name = (error as SdkErrorShape | null)?.name;
   return httpStatusOf(error) === 404 || name === 'NotFound' || name === 'NoSuchKey' || name === 'NoSuchUpload';
 }
@@ -146,7 +147,7 @@ function codeFor(error: unknown): StorageErrorCode {
   return 'failed';
 }
 
-function wrap(error: unknown, operation: string, key: string | null): StorageError {
+export function wrap(error: unknown, operation: string, key: string | null): StorageError {
   if (error instanceof StorageError) return error;
   const { name, message } = (error as SdkErrorShape | null) ?? {};
   const status = httpStatusOf(error);
@@ -505,6 +506,11 @@ export class S3ObjectStore implements ObjectStore {
       throw wrap(error, 'abortUploadsOf', key);
     }
     return aborted;
+  }
+
+  /** Resumable (tus) uploads on the same bucket, prefix and client. */
+  resumable(): S3ResumableStore {
+    return new S3ResumableStore({ client: this.#client, bucket: this.bucket, keyPrefix: this.keyPrefix, partSize: this.partSize, wrap, isNotFound });
   }
 
   async close(): Promise<void> {

@@ -269,6 +269,58 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/cdn/media/{teamId}/tus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * tus: create a resumable upload (creation, creation-with-upload)
+         * @description Needs `team.media.upload`; a key with scope media:upload may call it. Upload-Length is reserved against the team's storage at once. Upload-Metadata keys: `filename` (required), `filetype`, `folder`, `folderId`, `tags` (comma list), `public`, each base64 as tus has it, validated like the upload options. A body (Content-Type application/offset+octet-stream) is the first bytes of the file.
+         */
+        post: operations["tusCreate"];
+        delete?: never;
+        /**
+         * tus: what the server speaks
+         * @description tus discovery; needs no key. An OPTIONS with Origin and Access-Control-Request-Method is a CORS preflight instead.
+         */
+        options: operations["tusDiscover"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/media/{teamId}/tus/{uploadId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * tus: terminate an upload
+         * @description Needs `team.media.upload`; a key with scope media:upload may call it. Removes the stored bytes and gives the reserved storage back.
+         */
+        delete: operations["tusTerminate"];
+        options?: never;
+        /**
+         * tus: where an upload stands
+         * @description Needs `team.media.upload`; a key with scope media:upload may call it. Answers the offset to resume from; once complete, the Media-Id.
+         */
+        head: operations["tusStatus"];
+        /**
+         * tus: append bytes at Upload-Offset
+         * @description Needs `team.media.upload`; a key with scope media:upload may call it. The bytes that arrive are kept even when the connection breaks; HEAD says where to resume. The last byte makes the upload a media file (Media-Id). The first bytes are checked for blocked types (415, and the upload is terminated).
+         */
+        patch: operations["tusAppend"];
+        trace?: never;
+    };
     "/media/team/{teamId}/{file}": {
         parameters: {
             query?: never;
@@ -4030,7 +4082,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope. */
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4248,6 +4300,682 @@ export interface operations {
                 };
             };
             /** @description Upload capacity busy (messageKey error.media.uploadBusy; retry after Retry-After), or storage unavailable. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tusCreate: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: `1.0.0`. 412 with Tus-Version when missing or different. */
+                "Tus-Resumable": string;
+                /** @description The file size in bytes. */
+                "Upload-Length": number;
+                /** @description Comma-separated `key base64value` pairs; `filename` is required. */
+                "Upload-Metadata": string;
+                "Content-Type"?: string;
+            };
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/offset+octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Created; Location is the upload URL. With a body, Upload-Offset says how much of it was stored. */
+            201: {
+                headers: {
+                    /** @description The upload URL (a path), for HEAD, PATCH and DELETE. */
+                    Location: string;
+                    /** @description The protocol version: `1.0.0`. 412 with Tus-Version when missing or different. */
+                    "Tus-Resumable": string;
+                    /** @description When the unfinished upload expires (HTTP date); each PATCH moves it TUS_EXPIRY_SECONDS ahead. */
+                    "Upload-Expires": string;
+                    "Upload-Offset"?: number;
+                    "Media-Id"?: string;
+                    /** @description Requests allowed per window for this key. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Upload-Length missing or invalid, Upload-Metadata invalid or without filename, an invalid option; Upload-Defer-Length and Upload-Concat are not supported. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Plan limit: Upload-Length above maxMediaFileSize, or more than the team has free (maxTeamStorage). */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description folderId names no folder of the team. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tus-Resumable is missing or not 1.0.0 (the answer names Tus-Version). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Upload-Length above Tus-Max-Size. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Blocked file name or filetype, or a body that is not application/offset+octet-stream. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Upload capacity busy (messageKey error.media.uploadBusy), or storage unavailable. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tusDiscover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tus versions, extensions and the largest Upload-Length. */
+            204: {
+                headers: {
+                    /** @description The protocol version: `1.0.0`. 412 with Tus-Version when missing or different. */
+                    "Tus-Resumable": string;
+                    /** @description Versions spoken: `1.0.0`. */
+                    "Tus-Version": string;
+                    /** @description Extensions: `creation,creation-with-upload,termination,expiration`. */
+                    "Tus-Extension": string;
+                    /** @description The largest Upload-Length accepted, in bytes. */
+                    "Tus-Max-Size": number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tusTerminate: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: `1.0.0`. 412 with Tus-Version when missing or different. */
+                "Tus-Resumable": string;
+            };
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description A resumable (tus) upload of the team: the last segment of its Location. */
+                uploadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Terminated. */
+            204: {
+                headers: {
+                    /** @description The protocol version: `1.0.0`. 412 with Tus-Version when missing or different. */
+                    "Tus-Resumable": string;
+                    /** @description Requests allowed per window for this key. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such upload of the team. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The upload is complete: delete its media file instead. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tus-Resumable is missing or not 1.0.0 (the answer names Tus-Version). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A PATCH is appending to this upload. */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Upload capacity busy (messageKey error.media.uploadBusy), or storage unavailable. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tusStatus: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: `1.0.0`. 412 with Tus-Version when missing or different. */
+                "Tus-Resumable": string;
+            };
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description A resumable (tus) upload of the team: the last segment of its Location. */
+                uploadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload's state (no body). */
+            200: {
+                headers: {
+                    /** @description The protocol version: `1.0.0`. 412 with Tus-Version when missing or different. */
+                    "Tus-Resumable": string;
+                    /** @description Bytes stored. */
+                    "Upload-Offset": number;
+                    /** @description The file size. */
+                    "Upload-Length": number;
+                    "Upload-Metadata"?: string;
+                    "Upload-Expires"?: string;
+                    "Media-Id"?: string;
+                    /** @description `no-store`. */
+                    "Cache-Control": string;
+                    /** @description Requests allowed per window for this key. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description All bytes were stored but the file no longer fits the team's limits: the upload is removed. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such upload of the team (terminated or expired). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tus-Resumable is missing or not 1.0.0 (the answer names Tus-Version). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request is completing this upload; retry. */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Upload capacity busy (messageKey error.media.uploadBusy), or storage unavailable. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tusAppend: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: `1.0.0`. 412 with Tus-Version when missing or different. */
+                "Tus-Resumable": string;
+                /** @description Where these bytes start: the offset HEAD answered. */
+                "Upload-Offset": number;
+                /** @description application/offset+octet-stream. */
+                "Content-Type": string;
+            };
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description A resumable (tus) upload of the team: the last segment of its Location. */
+                uploadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/offset+octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Stored; Upload-Offset is the new offset. */
+            204: {
+                headers: {
+                    /** @description The protocol version: `1.0.0`. 412 with Tus-Version when missing or different. */
+                    "Tus-Resumable": string;
+                    /** @description Bytes stored. */
+                    "Upload-Offset": number;
+                    "Upload-Expires"?: string;
+                    "Media-Id"?: string;
+                    /** @description Requests allowed per window for this key. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Upload-Offset missing or invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The team's limits were lowered below the file before it completed. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such upload of the team (terminated or expired), or its folder is gone. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Upload-Offset is not the upload's offset (messageKey error.tus.offsetConflict). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tus-Resumable is missing or not 1.0.0 (the answer names Tus-Version). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The bytes go past Upload-Length. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type is not application/offset+octet-stream, or the content is a blocked type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another request is appending to this upload (messageKey error.tus.locked); retry. */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Upload capacity busy (messageKey error.media.uploadBusy), or storage unavailable. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];

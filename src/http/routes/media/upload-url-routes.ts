@@ -98,7 +98,7 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
         if (refusal) throw refusal;
       }
       // The upload acts for the key that made the URL, with no permission of its own beyond this one file.
-      const principal: Principal = { keyId: url.keyId, teamId, memberId: null, permissions: new Set(), scopes: [] };
+      const principal: Principal = { keyId: url.keyId, teamId, memberId: null, actingMemberId: null, teamArchived: false, permissions: new Set(), scopes: [] };
       const result = await streamUpload(
         deps,
         request,
