@@ -82,6 +82,8 @@ export interface Services {
   pool: MediaPool;
   gate: AdmissionGate;
   uploads: UploadService;
+  /** Commits media uploads (group commit); the media upload routes hand it to their MediaUploadTarget. */
+  mediaCommitter: UploadCommitter;
   /** This instance's Prometheus metrics (GET /metrics), in a registry of its own. */
   metrics: Metrics;
   /** Folder rules (spec 2.2); started by Application once the routes are mounted, runOnce() callable directly. */
@@ -157,7 +159,7 @@ export class Backend {
       const teamStates = new TeamStateCache({ load: (teamId) => teams.getStorageState(teamId), ttlMs: TEAM_STATE_CACHE_MS });
       const committer = new UploadCommitter({ orm, media, groupCommit: new GroupCommit({ orm, maxBatch: GROUP_COMMIT_MAX_BATCH }) });
       const uploads = new UploadService({
-        orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates, committer,
+        orm, store, pool, xxhash: await loadXxhash(), quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates,
         idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
       });
       const automationDispatcher = new AutomationDispatcher({
@@ -181,6 +183,7 @@ export class Backend {
         pool,
         gate: new AdmissionGate(config.upload),
         uploads,
+        mediaCommitter: committer,
         authFailures,
         metrics,
         folderSweeper: new FolderRuleSweeper({ orm, edits, logger: sweepLog }),

@@ -1,24 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.ts';
-import { findFolder, type FolderRef } from '../domain/folders/folder-resolver.ts';
 import type { TeamStateCache } from '../domain/teams/team-state-cache.ts';
 import type { TeamStorageState } from '../domain/teams/team.service.ts';
 import type { StorageQuota } from '../domain/uploads/storage-quota.ts';
-import type { UploadCommitter } from '../domain/uploads/upload-commit.ts';
-import { badRequest, payloadTooLarge, requestTimeout, serviceUnavailable, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
+import { payloadTooLarge, requestTimeout, serviceUnavailable, teamLimit } from '../errors/errors.ts';
 import type { XxHashApi } from '../media/content-hash.ts';
-import { checkNameAndType, resolveContentType, sniffContent } from '../media/file-type.ts';
+import { sniffContent } from '../media/file-type.ts';
 import type { MediaPool } from '../pool/media-pool.ts';
 import { StorageError, type ObjectStore, type ObjectWriter } from '../storage/object-store.ts';
 import { InlineContentHasher, PooledContentHasher, type ContentHasher } from './content-hasher.ts';
-import { refusalAtFileStart } from './file-refusal.ts';
 import { IdleTimer } from './idle-timer.ts';
 import type { BodyParser, BodyParserEvents } from './parsers/body-parser.ts';
 import { RunningUploads, type RunningUpload } from './running-uploads.ts';
 import { UNRESERVED_BYTES, UploadActor, type ReceivedFile } from './upload-actor.ts';
 import type { UploadBody } from './upload-body.ts';
-import { parseFileName, parseJsonOptions, type UploadOptions } from './upload-options.ts';
+import type { CommittedUpload, UploadTarget } from './upload-target.ts';
 
 export const MB = 1_000_000;
 
@@ -44,21 +41,20 @@ export interface UploadServiceDeps {
   hashOffloadMinBytes: number | null;
   /** Team limits and storage counters, kept coherent across instances. */
   teamStates: TeamStateCache;
-  committer: UploadCommitter;
   /** An upload whose body stops arriving for this long (while we wait for the client) ends with 408. */
   idleTimeoutSeconds: number;
 }
 
-export interface PreparedUpload {
+export interface PreparedUpload<Result extends CommittedUpload = CommittedUpload> {
   principal: Principal;
   route: UploadRoute;
-  options: UploadOptions | null;
+  /** The kind of file: its storage keys, early refusals and commit. */
+  target: UploadTarget<Result>;
   maxFileBytes: number | null;
-  folder: FolderRef | null;
 }
 
-export interface UploadRequest {
-  prepared: PreparedUpload;
+export interface UploadRequest<Result extends CommittedUpload = CommittedUpload> {
+  prepared: PreparedUpload<Result>;
   body: UploadBody;
   createParser(events: BodyParserEvents): BodyParser;
   /**
@@ -83,10 +79,6 @@ function smallestFile(route: UploadRoute, length: number): number {
   return route === 'json' ? Math.floor((content * 3) / 4) : content;
 }
 
-export function storageKeyOf(teamId: string, mediaId: string): string {
-  return `media/${teamId}/${mediaId}`;
-}
-
 /** Why the headers alone already refuse an upload under `team`'s state, or null. */
 function refusalFromHeaders(team: TeamStorageState, route: UploadRoute, declaredLength: number | null) {
   if (declaredLength === null) return null;
@@ -103,9 +95,10 @@ function refusalFromHeaders(team: TeamStorageState, route: UploadRoute, declared
 }
 
 /**
- * The upload use case: refusals decided from the headers before any body byte
- * (413, 402, 404 folder), then one UploadActor per request, then the commit
- * (UploadCommitter) that makes the file visible.
+ * The upload use case, the same for every kind of file (UploadTarget): refusals
+ * decided from the headers before any body byte (413, 402, then the target's
+ * own such as 404 folder), then one UploadActor per request, then the target's
+ * commit that makes the file visible and counts it in the team's storage.
  */
 export class UploadService {
   private readonly deps: UploadServiceDeps;
@@ -142,7 +135,9 @@ export class UploadService {
    * chunked one reads the state fresh, and so does any refusal before it is
    * answered, so a stale cache never refuses what the database would allow.
    */
-  async prepare(principal: Principal, route: UploadRoute, declaredLength: number | null, options: UploadOptions | null): Promise<PreparedUpload> {
+  async prepare<Result extends CommittedUpload>(
+    principal: Principal, route: UploadRoute, declaredLength: number | null, target: UploadTarget<Result>,
+  ): Promise<PreparedUpload<Result>> {
     const maxBody = MAX_BODY_BYTES[route];
     if (declaredLength !== null && declaredLength > maxBody) throw payloadTooLarge(maxBody);
     const { teamStates } = this.deps;
@@ -155,16 +150,16 @@ export class UploadService {
     if (cacheable && (mightExceed || refusalFromHeaders(team, route, declaredLength))) team = await teamStates.fresh(teamId);
     const refusal = refusalFromHeaders(team, route, declaredLength);
     if (refusal) throw refusal;
-    const folder = options?.folderId ? await findFolder(this.deps.orm.em.fork(), teamId, options.folderId) : null;
-    return { principal, route, options, maxFileBytes: team.limits.maxMediaFileSize, folder };
+    await target.beforeBody?.();
+    return { principal, route, target, maxFileBytes: team.limits.maxMediaFileSize };
   }
 
   /** Streams the body through an UploadActor and answers the 201 body, or throws the refusal. */
-  async run(request: UploadRequest) {
+  async run<Result extends CommittedUpload>(request: UploadRequest<Result>): Promise<Result> {
     const { prepared, body } = request;
     const teamId = prepared.principal.teamId;
     const mediaId = randomUUID();
-    const storageKey = storageKeyOf(teamId, mediaId);
+    const storageKey = prepared.target.storageKey(teamId, mediaId);
     const { store, pool, quota } = this.deps;
     const offloadFrom = this.deps.hashOffloadMinBytes;
     const hasher: ContentHasher =
@@ -179,7 +174,7 @@ export class UploadService {
       {
         createParser: request.createParser,
         // Name and declared type are judged when the file starts: a blocked file is refused before storage opens.
-        checkFile: (file) => refusalAtFileStart(prepared.options, file),
+        checkFile: (file) => prepared.target.checkFile(file),
         openWriter: () => store.openWriter(storageKey, { contentType: 'application/octet-stream', expectedSize: body.declaredLength ?? undefined }),
         // Inline: sniffing 4 KiB takes ~20 µs, less than sending it to a worker (docs/performance.md, "Defaults, and why").
         sniff: async (head) => sniffContent(head),
@@ -193,7 +188,7 @@ export class UploadService {
         release: async () => {
           if (reserved) await quota.release(mediaId);
         },
-        commit: (received, writer) => this.commit(prepared, mediaId, storageKey, received, writer, request.clientGone),
+        commit: (received, writer) => this.commit(prepared, { id: mediaId, storageKey }, received, writer, request.clientGone),
         // Time paused by us (storage or quota behind) is not the client's idle time.
         pauseBody: () => {
           idle.pause();
@@ -244,28 +239,19 @@ export class UploadService {
     }
   }
 
-  private async commit(
-    prepared: PreparedUpload, mediaId: string, storageKey: string, received: ReceivedFile, writer: ObjectWriter, clientGone: AbortSignal | undefined,
-  ) {
-    const { principal, route } = prepared;
-    const options = prepared.options ?? parseJsonOptions(received.fields);
-    const fileName = options.fileName ?? (received.file.fileName ? parseFileName(received.file.fileName, 'file name') : null);
-    if (!fileName) throw badRequest('The file has no name; give fileName', 'fileName');
-    const blocked = checkNameAndType(fileName, received.file.declaredType);
-    if (blocked) throw unsupportedMediaType(`Blocked file type: ${blocked}`, blocked);
-    const contentType = resolveContentType(received.sniffedType, received.file.declaredType, fileName);
-
+  private async commit<Result extends CommittedUpload>(
+    prepared: PreparedUpload<Result>, stored: { id: string; storageKey: string }, received: ReceivedFile, writer: ObjectWriter, clientGone: AbortSignal | undefined,
+  ): Promise<Result> {
+    // Fields, final name and type are checked before the bytes are made durable.
+    const commit = prepared.target.accept(received);
     await writer.finish();
     try {
       if (clientGone?.aborted) throw new ClientGoneError();
-      const created = await this.deps.committer.commit({
-        teamId: principal.teamId, keyId: principal.keyId, mediaId, storageKey, fileName, contentType, size: received.size, hash: received.hash,
-        tags: options.tags, public: options.public, routeDefaultPublic: route === 'multipart', folderId: options.folderId, folderPath: options.folderPath,
-      });
-      this.deps.teamStates.noteUsedStorage(principal.teamId, created.usedTeamStorage);
+      const created = await commit(stored);
+      this.deps.teamStates.noteUsedStorage(prepared.principal.teamId, created.usedTeamStorage);
       return created;
     } catch (error) {
-      await this.deps.store.remove(storageKey).catch(() => undefined);
+      await this.deps.store.remove(stored.storageKey).catch(() => undefined);
       throw error;
     }
   }

@@ -8,8 +8,13 @@ import type { Metrics, UploadOutcome } from '../../../observability/metrics.ts';
 import { StorageError } from '../../../storage/object-store.ts';
 import { JsonUploadParser } from '../../../upload/parsers/json-upload-parser.ts';
 import { MultipartParser, multipartBoundary } from '../../../upload/parsers/multipart-parser.ts';
-import { parseMultipartOptions } from '../../../upload/upload-options.ts';
-import type { PreparedUpload, UploadService } from '../../../upload/upload-service.ts';
+import { parseMultipartOptions, type UploadOptions } from '../../../upload/upload-options.ts';
+import type { PreparedUpload, UploadRoute, UploadService } from '../../../upload/upload-service.ts';
+import type { CommittedUpload } from '../../../upload/upload-target.ts';
+import { MediaUploadTarget } from '../../../upload/media-upload-target.ts';
+import type { UploadCommitter } from '../../../domain/uploads/upload-commit.ts';
+import type { Principal } from '../../../auth/principal.ts';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { BodyParser, BodyParserEvents } from '../../../upload/parsers/body-parser.ts';
 import { authorizeMedia } from '../../guards.ts';
 import { ClientAbortedError } from '../../request-body.ts';
@@ -21,6 +26,52 @@ export interface UploadRouteDeps {
   gate: AdmissionGate;
   uploads: UploadService;
   metrics: Metrics;
+  orm: MikroORM;
+  mediaCommitter: UploadCommitter;
+}
+
+/** What streaming one upload needs: the admission gate, the upload core and the metrics. */
+export type StreamUploadDeps = Pick<UploadRouteDeps, 'gate' | 'uploads' | 'metrics'>;
+
+/**
+ * Runs one upload of any kind once its route has authorized it: prepares it (refusals from the
+ * headers), waits for an admission slot with the socket paused, streams it, answers 201 with
+ * `rateHeaders`, and records its metrics.
+ */
+export async function streamUpload<Result extends CommittedUpload>(
+  deps: StreamUploadDeps,
+  request: HttpRequest,
+  prepare: () => Promise<PreparedUpload<Result>>,
+  createParser: (events: BodyParserEvents) => BodyParser,
+  rateHeaders: Record<string, string>,
+): Promise<HttpResult> {
+  const prepared = await prepare();
+  const release = await deps.gate.admit(prepared.principal.teamId, request.signal);
+  const started = performance.now();
+  let outcome: UploadOutcome = 'failed';
+  try {
+    const created = await deps.uploads.run({ prepared, body: request.body, createParser, clientGone: request.signal });
+    outcome = 'created';
+    return json(201, created, rateHeaders);
+  } catch (error) {
+    outcome = outcomeOf(error, request);
+    const storageError = storageErrorOf(error);
+    if (storageError) deps.metrics.storageWriterErrors.inc({ code: storageError.code });
+    throw error;
+  } finally {
+    release();
+    // Once per upload, not per chunk: the body's byte count is kept by RequestBody anyway.
+    deps.metrics.uploadBytes.inc({ route: prepared.route }, request.body.bytesReceived);
+    deps.metrics.uploadDuration.observe({ route: prepared.route, outcome }, (performance.now() - started) / 1000);
+  }
+}
+
+/** Refuses a JSON upload body declared as anything but JSON (400) before any byte is read. */
+export function requireJsonBody(request: HttpRequest): void {
+  const contentType = request.headers['content-type'];
+  if (contentType !== undefined && !/json/i.test(contentType)) {
+    throw badRequest('The body must be JSON (application/json)', 'content-type');
+  }
 }
 
 const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.mediaUpload };
@@ -31,33 +82,7 @@ const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.mediaUpl
  * slot its socket stays paused and no body byte is read.
  */
 export function uploadRoutes(deps: UploadRouteDeps): Route[] {
-  async function upload(
-    request: HttpRequest,
-    prepare: () => Promise<PreparedUpload>,
-    createParser: (events: BodyParserEvents) => BodyParser,
-    rateHeaders: Record<string, string>,
-  ): Promise<HttpResult> {
-    const prepared = await prepare();
-    const release = await deps.gate.admit(prepared.principal.teamId, request.signal);
-    const started = performance.now();
-    let outcome: UploadOutcome = 'failed';
-    try {
-      const created = await deps.uploads.run({ prepared, body: request.body, createParser, clientGone: request.signal });
-      outcome = 'created';
-      return json(201, created, rateHeaders);
-    } catch (error) {
-      outcome = outcomeOf(error, request);
-      const storageError = storageErrorOf(error);
-      if (storageError) deps.metrics.storageWriterErrors.inc({ code: storageError.code });
-      throw error;
-    } finally {
-      release();
-      // Once per upload, not per chunk: the body's byte count is kept by RequestBody anyway.
-      deps.metrics.uploadBytes.inc({ route: prepared.route }, request.body.bytesReceived);
-      deps.metrics.uploadDuration.observe({ route: prepared.route, outcome }, (performance.now() - started) / 1000);
-    }
-  }
-
+  const target = (principal: Principal, route: UploadRoute, options: UploadOptions | null) => new MediaUploadTarget({ orm: deps.orm, committer: deps.mediaCommitter }, principal, route, options);
   return [
     {
       method: 'POST',
@@ -66,9 +91,10 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
         const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
         const boundary = multipartBoundary(request.headers['content-type'] ?? '');
         const options = parseMultipartOptions(request.query);
-        return upload(
+        return streamUpload(
+          deps,
           request,
-          () => deps.uploads.prepare(principal, 'multipart', request.body.declaredLength, options),
+          () => deps.uploads.prepare(principal, 'multipart', request.body.declaredLength, target(principal, 'multipart', options)),
           (events) => new MultipartParser(boundary, events),
           headers,
         );
@@ -79,13 +105,11 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
       pattern: '/v1/cdn/media/:teamId/upload',
       handler: async (request) => {
         const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
-        const contentType = request.headers['content-type'];
-        if (contentType !== undefined && !/json/i.test(contentType)) {
-          throw badRequest('The body must be JSON (application/json)', 'content-type');
-        }
-        return upload(
+        requireJsonBody(request);
+        return streamUpload(
+          deps,
           request,
-          () => deps.uploads.prepare(principal, 'json', request.body.declaredLength, null),
+          () => deps.uploads.prepare(principal, 'json', request.body.declaredLength, target(principal, 'json', null)),
           (events) => new JsonUploadParser(events),
           headers,
         );
