@@ -39,6 +39,7 @@ import { CrashSweeper } from './domain/uploads/crash-sweeper.ts';
 import { GroupCommit } from './domain/uploads/group-commit.ts';
 import { UploadCommitter } from './domain/uploads/upload-commit.ts';
 import { UploadService } from './upload/upload-service.ts';
+import { teamFileRoutes } from './http/routes/teams/team-file-routes.ts';
 import { adminRoutes } from './http/routes/admin/admin-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
@@ -340,6 +341,7 @@ export class Application {
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
         ...automationRoutes(services, this.config),
         ...teamAdminRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),
+        ...teamFileRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret, publicUrl: this.config.publicUrl, logger: this.logger }),
         ...automationAdminRoutes({
           automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),

@@ -17,7 +17,8 @@ import { MediaEvent } from './uploads/media-event.entity.ts';
 import { MediaUsageDaily } from './uploads/media-usage-daily.entity.ts';
 import { UploadReservation } from './uploads/upload-reservation.entity.ts';
 import { User } from './users/user.entity.ts';
+import { Todo, TodoBoard } from './todos/todo.entity.ts';
 
 export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
   UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount, Automation, AutomationDelivery,
-  TeamMemberNote, TeamModule, Invite];
+  TeamMemberNote, TeamModule, Invite, TodoBoard, Todo];

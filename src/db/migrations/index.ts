@@ -13,6 +13,7 @@ import { Migration20261123050000TeamAdmin } from './Migration20261123050000TeamA
 import { Migration20261123060000MemberNotes } from './Migration20261123060000MemberNotes.ts';
 import { Migration20261123070000TeamModules } from './Migration20261123070000TeamModules.ts';
 import { Migration20261123080000Invites } from './Migration20261123080000Invites.ts';
+import { Migration20261124050000TeamFiles } from './Migration20261124050000TeamFiles.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -30,4 +31,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261123060000MemberNotes', class: Migration20261123060000MemberNotes },
   { name: 'Migration20261123070000TeamModules', class: Migration20261123070000TeamModules },
   { name: 'Migration20261123080000Invites', class: Migration20261123080000Invites },
+  { name: 'Migration20261124050000TeamFiles', class: Migration20261124050000TeamFiles },
 ];

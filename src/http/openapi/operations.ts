@@ -16,6 +16,7 @@ import {
   mediaListSchema, mediaFileSchema, planLimitsSchema, retriedSchema, tagListSchema, teamMemberSchema, uploadedMediaFileSchema, usageSchema,
 } from './schemas.ts';
 import { teamAdminOperations } from './team-operations.ts';
+import { teamFileOperations } from './team-file-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -70,6 +71,8 @@ export const TAGS = {
   modules: 'The team\'s modules.',
   invites: 'Invites into the team\'s groups.',
   plans: 'Plans, their limits and prices, and a team\'s plan.',
+  teamFiles: 'Files members keep in the team, counted in the team storage with media.',
+  todos: 'To-do boards, to-dos and their files.',
   operator: 'Teams, members, groups, keys and limits (operator secret).',
   operatorAutomations: 'The automation routes for the operator, for any team.',
   service: 'Health, metrics and this description.',
@@ -90,6 +93,9 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   deliveryId: z.uuid().meta({ description: 'A delivery of the automation.' }),
   file: z.string().meta({ description: '`<mediaId>` or `<mediaId>.<ext>`, exactly as the file\'s path and links name it.' }),
   asset: z.string().meta({ description: 'A file of the documentation page.' }),
+  fileId: z.uuid().meta({ description: 'A team file, or a to-do file.' }),
+  boardId: z.uuid().meta({ description: 'A to-do board of the team.' }),
+  todoId: z.uuid().meta({ description: 'A to-do of the team.' }),
 };
 
 const jsonObject = z.record(z.string(), z.unknown());
@@ -566,6 +572,7 @@ export const operations: Record<string, OperationDoc> = {
   ...fileOperations,
   ...automationOperations('/v1/teams/:teamId/automations', 'team'),
   ...teamAdminOperations(paging),
+  ...teamFileOperations(paging),
   ...operatorOperations,
   ...automationOperations('/v1/admin/teams/:teamId/automations', 'operator'),
   ...serviceOperations,
