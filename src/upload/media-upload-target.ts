@@ -1,9 +1,9 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.ts';
 import { findFolder } from '../domain/folders/folder-resolver.ts';
 import type { UploadCommitter } from '../domain/uploads/upload-commit.ts';
 import { badRequest, unsupportedMediaType } from '../errors/errors.ts';
 import { checkNameAndType, resolveContentType } from '../media/file-type.ts';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { refusalAtFileStart } from './file-refusal.ts';
 import type { FileStart } from './parsers/body-parser.ts';
 import type { ReceivedFile } from './upload-actor.ts';

@@ -132,7 +132,7 @@ export class AttachedFileService {
     });
   }
 
-  /** 404 unless what a new file is for exists: a current member of the team, or a to-do of the team (locked FOR KEY SHARE until the commit). */
+  /** 404 unless what a new file is for exists: a current member of the team, or a to-do of the team. Before the body; the commit checks again, the to-do under a lock. */
   async checkAttached(kind: FileKind, teamId: string, attachId: string | null): Promise<void> {
     await this.lockAttached(this.deps.orm.em.fork(), kind, teamId, attachId);
   }

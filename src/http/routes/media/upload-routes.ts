@@ -1,5 +1,8 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
 import { Permission, Scope } from '../../../auth/permissions.ts';
+import type { Principal } from '../../../auth/principal.ts';
+import type { UploadCommitter } from '../../../domain/uploads/upload-commit.ts';
 import { badRequest } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { AdmissionGate } from '../../../limits/admission-gate.ts';
@@ -12,9 +15,6 @@ import { parseMultipartOptions, type UploadOptions } from '../../../upload/uploa
 import type { PreparedUpload, UploadRoute, UploadService } from '../../../upload/upload-service.ts';
 import type { CommittedUpload } from '../../../upload/upload-target.ts';
 import { MediaUploadTarget } from '../../../upload/media-upload-target.ts';
-import type { UploadCommitter } from '../../../domain/uploads/upload-commit.ts';
-import type { Principal } from '../../../auth/principal.ts';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { BodyParser, BodyParserEvents } from '../../../upload/parsers/body-parser.ts';
 import { authorizeMedia } from '../../guards.ts';
 import { ClientAbortedError } from '../../request-body.ts';
