@@ -1,9 +1,11 @@
+import { request as httpRequest } from 'node:http';
 import t from 'tap';
 import { hashContent, loadXxhash } from '../../src/media/content-hash.ts';
 import { expectError, startTestServer } from '../helpers/server.ts';
 import { settledObjects } from '../helpers/storage.ts';
 import { memberWithKey, teamLogRows } from '../helpers/team-admin.ts';
 import { KiB, multipartBody, pngLike, send } from '../helpers/uploads.ts';
+import { eventually } from '../helpers/wait.ts';
 import { fileState } from './team-files-suite.ts';
 
 const server = await startTestServer(t, { settings: { RATE_LIMIT_POINTS: 100_000 } });
@@ -147,4 +149,33 @@ t.test('to-do files: upload (JSON, multipart), list, read, preview, delete; dele
   t.equal(gone.todoFiles, 0);
   t.equal(gone.usedStorage, before.usedStorage);
   expectError(t, await server.media('GET', `${base}/todos/${onBoard.id}`, viewer.key), 404, 'error.notFound');
+});
+
+t.test('a to-do deleted while one of its files uploads: the upload gets 404 and leaves nothing', async (t) => {
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxTodoBoards: 5 });
+  const board = (await server.media('POST', `${base}/todo-boards`, manager.key, { body: { title: 'Race' } })).body;
+  const todo = (await server.media('POST', `${base}/todo-boards/${board.id}/todos`, manager.key, { body: { title: 'Going away' } })).body;
+  const before = await fileState(server, team.teamId);
+  const { body, contentType } = multipartBody([{ content: pngLike(2 * 1024 * KiB), fileName: 'late.png' }]);
+  const request = httpRequest(`${server.baseUrl}${base}/todos/${todo.id}/files/multipart`, {
+    method: 'POST', headers: { authorization: `Bearer ${manager.key}`, 'content-type': contentType, 'content-length': String(body.length) },
+  });
+  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+    request.on('response', (response) => {
+      let text = '';
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    request.on('error', reject);
+  });
+  request.write(body.subarray(0, body.length / 2));
+  t.ok(await eventually(async () => (await fileState(server, team.teamId)).reservations === 1, 10_000), 'the upload is streaming (it holds a reservation)');
+  t.equal((await server.media('DELETE', `${base}/todos/${todo.id}`, manager.key)).status, 204);
+  request.end(body.subarray(body.length / 2));
+  const response = await answer;
+  t.equal(response.status, 404);
+  t.equal(response.body.messageKey, 'error.notFound');
+  const after = await fileState(server, team.teamId);
+  t.same(after, { ...before, reservations: 0, reservedStorage: 0 }, 'no row, no counted or reserved byte');
+  t.equal((await settledObjects('fs', server.dataDir, team.teamId, 0, 'todo-files')).objects.length, 0, 'no object');
 });
