@@ -47,6 +47,7 @@ import { UploadCommitter } from './domain/uploads/upload-commit.ts';
 import { MAX_BODY_BYTES, UploadService } from './upload/upload-service.ts';
 import { TusService } from './upload/tus/tus-service.ts';
 import { tusRoutes } from './http/routes/media/tus-routes.ts';
+import { teamFileRoutes } from './http/routes/teams/team-file-routes.ts';
 import { adminRoutes } from './http/routes/admin/admin-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
@@ -95,6 +96,8 @@ export interface Services {
   uploads: UploadService;
   /** Resumable (tus) uploads. */
   tus: TusService;
+  /** Commits media uploads (group commit); the media upload routes hand it to their MediaUploadTarget. */
+  mediaCommitter: UploadCommitter;
   /** This instance's Prometheus metrics (GET /metrics), in a registry of its own. */
   metrics: Metrics;
   /** Folder rules (spec 2.2); started by Application once the routes are mounted, runOnce() callable directly. */
@@ -177,7 +180,7 @@ export class Backend {
       const committer = new UploadCommitter({ orm, media, groupCommit: new GroupCommit({ orm, maxBatch: GROUP_COMMIT_MAX_BATCH }) });
       const xxhash = await loadXxhash();
       const uploads = new UploadService({
-        orm, store, pool, xxhash, quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates, committer,
+        orm, store, pool, xxhash, quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates,
         idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
       });
       const idempotency = new IdempotencyKeys({ orm, owner: identity, logger: logger.child({ component: 'idempotency' }) });
@@ -214,6 +217,7 @@ export class Backend {
         gate: new AdmissionGate(config.upload),
         uploads,
         tus,
+        mediaCommitter: committer,
         authFailures,
         uploadUrlLimits: uploadUrlLimiters(config, logger),
         metrics,
@@ -399,6 +403,7 @@ export class Application {
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
         ...automationRoutes(services, this.config),
         ...teamAdminRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),
+        ...teamFileRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret, publicUrl: this.config.publicUrl, logger: this.logger }),
         ...automationAdminRoutes({
           automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),

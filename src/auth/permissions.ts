@@ -24,6 +24,14 @@ export const Permission = {
   /** Change, archive and unarchive the team. */
   settingsManage: 'team.settings.manage',
   modulesManage: 'team.modules.manage',
+  /** Upload team files (for oneself or another member); see and delete one's own. */
+  filesUpload: 'team.files.upload',
+  /** See and delete every team file of the team. */
+  filesManage: 'team.files.manage',
+  /** Read to-do boards, to-dos and their files. */
+  todosView: 'team.todos.view',
+  /** Create, change and delete to-do boards and to-dos; upload and delete to-do files. */
+  todosManage: 'team.todos.manage',
 } as const;
 
 export type PermissionName = (typeof Permission)[keyof typeof Permission];

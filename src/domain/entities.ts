@@ -18,7 +18,8 @@ import { MediaUsageDaily } from './uploads/media-usage-daily.entity.ts';
 import { UploadReservation } from './uploads/upload-reservation.entity.ts';
 import { User } from './users/user.entity.ts';
 import { Subscription } from './subscriptions/subscription.entity.ts';
+import { Todo, TodoBoard } from './todos/todo.entity.ts';
 
 export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
   UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount, Automation, AutomationDelivery,
-  TeamMemberNote, TeamModule, Invite, Subscription];
+  TeamMemberNote, TeamModule, Invite, Subscription, TodoBoard, Todo];

@@ -11,7 +11,7 @@ import { parseFileName, type UploadOptions } from './upload-options.ts';
  * `fileName` member when it came before `file`); without one, only the declared type is checked.
  * The commit checks the final name again (a JSON `fileName` after `file`, for instance).
  */
-export function refusalAtFileStart(options: UploadOptions | null, file: FileStart): ServiceError | null {
+export function refusalAtFileStart(options: Pick<UploadOptions, 'fileName'> | null, file: FileStart): ServiceError | null {
   let name = options?.fileName ?? null;
   try {
     if (name === null && file.fileName) name = parseFileName(file.fileName, file.fieldName === null ? 'fileName' : 'file name');

@@ -1,28 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.ts';
-import { findFolder, type FolderRef } from '../domain/folders/folder-resolver.ts';
-import { fingerprintOf } from '../domain/idempotency/idempotency-key.ts';
 import type { IdempotencyClaim } from '../domain/idempotency/idempotency-keys.ts';
 import type { TeamStateCache } from '../domain/teams/team-state-cache.ts';
 import type { TeamStorageState } from '../domain/teams/team.service.ts';
 import type { StorageQuota } from '../domain/uploads/storage-quota.ts';
-import type { UploadCommitter } from '../domain/uploads/upload-commit.ts';
-import { badRequest, payloadTooLarge, requestTimeout, serviceUnavailable, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
+import { payloadTooLarge, requestTimeout, serviceUnavailable, teamLimit } from '../errors/errors.ts';
 import type { XxHashApi } from '../media/content-hash.ts';
-import { checkNameAndType, resolveContentType, sniffContent } from '../media/file-type.ts';
+import { resolveContentType, sniffContent } from '../media/file-type.ts';
 import type { MediaPool } from '../pool/media-pool.ts';
 import { StorageError, type ObjectStore, type ObjectWriter } from '../storage/object-store.ts';
 import { InlineContentHasher, PooledContentHasher, type ContentHasher } from './content-hasher.ts';
 import { DiscardWriter } from './discard-writer.ts';
-import { refusalAtFileStart } from './file-refusal.ts';
 import { IdleTimer } from './idle-timer.ts';
 import type { BodyParser, BodyParserEvents, FileStart } from './parsers/body-parser.ts';
 import { declaredTypeRefusal, sizeRefusal, storedTypeRefusal, type FileConstraints } from './file-constraints.ts';
 import { RunningUploads, type RunningUpload } from './running-uploads.ts';
 import { UNRESERVED_BYTES, UploadActor, type ReceivedFile } from './upload-actor.ts';
 import type { UploadBody } from './upload-body.ts';
-import { parseFileName, parseJsonOptions, type UploadOptions } from './upload-options.ts';
+import type { CommittedUpload, StoredUpload, UploadTarget } from './upload-target.ts';
 
 export const MB = 1_000_000;
 
@@ -49,23 +45,22 @@ export interface UploadServiceDeps {
   hashOffloadMinBytes: number | null;
   /** Team limits and storage counters, kept coherent across instances. */
   teamStates: TeamStateCache;
-  committer: UploadCommitter;
   /** An upload whose body stops arriving for this long (while we wait for the client) ends with 408. */
   idleTimeoutSeconds: number;
 }
 
-export interface PreparedUpload {
+export interface PreparedUpload<Result extends CommittedUpload = CommittedUpload> {
   principal: Principal;
   route: UploadRoute;
-  options: UploadOptions | null;
+  /** The kind of file: its storage keys, early refusals and commit. */
+  target: UploadTarget<Result>;
   maxFileBytes: number | null;
-  folder: FolderRef | null;
   /** Size and type limits the request fixed for its file (an upload URL's); null: none. */
   constraints: FileConstraints | null;
 }
 
-export interface UploadRequest {
-  prepared: PreparedUpload;
+export interface UploadRequest<Result extends CommittedUpload = CommittedUpload> {
+  prepared: PreparedUpload<Result>;
   body: UploadBody;
   createParser(events: BodyParserEvents): BodyParser;
   /**
@@ -78,27 +73,6 @@ export interface UploadRequest {
   mediaId?: string;
   /** The request's Idempotency-Key claim: its answer is recorded in the transaction of its commit. */
   idempotency?: IdempotencyClaim | null;
-}
-
-/** What a complete upload settles on: the stored name and type, and its options. */
-interface SettledUpload {
-  options: UploadOptions;
-  fileName: string;
-  contentType: string;
-}
-
-/**
- * What an upload's body asked for, as compared between an idempotent request and its retry: the
- * route, the stored name and type, the options, and the content (its xxh64 and size). Two bodies
- * framed differently (another multipart boundary, another JSON member order) that carry the same
- * file and options are the same request.
- */
-export function uploadFingerprint(route: UploadRoute, settled: SettledUpload, received: Pick<ReceivedFile, 'size' | 'hash'>): string {
-  const { options, fileName, contentType } = settled;
-  return fingerprintOf({
-    route, fileName, contentType, size: received.size, hash: received.hash,
-    public: options.public, tags: options.tags, folderId: options.folderId, folderPath: options.folderPath,
-  });
 }
 
 /** The client left after its body arrived and before the commit: nothing is committed. */
@@ -114,10 +88,6 @@ function smallestFile(route: UploadRoute, length: number): number {
   if (route === 'raw') return length;
   const content = Math.max(0, length - FRAMING_ALLOWANCE);
   return route === 'json' ? Math.floor((content * 3) / 4) : content;
-}
-
-export function storageKeyOf(teamId: string, mediaId: string): string {
-  return `media/${teamId}/${mediaId}`;
 }
 
 /** Why the headers alone already refuse an upload under `team`'s state, or null. */
@@ -175,9 +145,9 @@ export class UploadService {
    * chunked one reads the state fresh, and so does any refusal before it is
    * answered, so a stale cache never refuses what the database would allow.
    */
-  async prepare(
-    principal: Principal, route: UploadRoute, declaredLength: number | null, options: UploadOptions | null, constraints: FileConstraints | null = null,
-  ): Promise<PreparedUpload> {
+  async prepare<Result extends CommittedUpload>(
+    principal: Principal, route: UploadRoute, declaredLength: number | null, target: UploadTarget<Result>, constraints: FileConstraints | null = null,
+  ): Promise<PreparedUpload<Result>> {
     const maxBody = MAX_BODY_BYTES[route];
     if (declaredLength !== null && declaredLength > maxBody) throw payloadTooLarge(maxBody);
     const oversize = declaredLength === null ? null : sizeRefusal(constraints, smallestFile(route, declaredLength));
@@ -193,12 +163,12 @@ export class UploadService {
     if (oversize && (maxFile === null || constraints!.maxFileBytes! <= maxFile)) throw oversize;
     const refusal = refusalFromHeaders(team, route, declaredLength) ?? oversize;
     if (refusal) throw refusal;
-    const folder = options?.folderId ? await findFolder(this.deps.orm.em.fork(), teamId, options.folderId) : null;
-    return { principal, route, options, maxFileBytes: team.limits.maxMediaFileSize, folder, constraints };
+    await target.beforeBody?.();
+    return { principal, route, target, maxFileBytes: team.limits.maxMediaFileSize, constraints };
   }
 
   /** Streams the body through an UploadActor and answers the 201 body, or throws the refusal. */
-  async run(request: UploadRequest) {
+  async run<Result extends CommittedUpload>(request: UploadRequest<Result>): Promise<Result> {
     return this.stream(request, false);
   }
 
@@ -211,7 +181,7 @@ export class UploadService {
     return this.stream(request, true);
   }
 
-  private async stream(request: UploadRequest, fingerprintOnly: false): Promise<Awaited<ReturnType<UploadService['commit']>>>;
+  private async stream<Result extends CommittedUpload>(request: UploadRequest<Result>, fingerprintOnly: false): Promise<Result>;
   private async stream(request: UploadRequest, fingerprintOnly: true): Promise<string>;
   private async stream(request: UploadRequest, fingerprintOnly: boolean): Promise<unknown> {
     const { prepared, body } = request;
@@ -219,7 +189,7 @@ export class UploadService {
     const mediaId = request.mediaId ?? randomUUID();
     const { constraints } = prepared;
     let currentFile: FileStart | null = null;
-    const storageKey = storageKeyOf(teamId, mediaId);
+    const storageKey = prepared.target.storageKey(teamId, mediaId);
     const { store, pool, quota } = this.deps;
     const offloadFrom = this.deps.hashOffloadMinBytes;
     const hasher: ContentHasher =
@@ -237,7 +207,7 @@ export class UploadService {
         // Name and declared type are judged when the file starts: a blocked file is refused before storage opens.
         checkFile: (file) => {
           currentFile = file;
-          return refusalAtFileStart(prepared.options, file) ?? declaredTypeRefusal(constraints, file.declaredType);
+          return prepared.target.checkFile(file) ?? declaredTypeRefusal(constraints, file.declaredType);
         },
         openWriter: () =>
           fingerprintOnly
@@ -248,7 +218,7 @@ export class UploadService {
           const outcome = sniffContent(head);
           if (outcome.blocked || !constraints?.contentTypes || !currentFile) return outcome;
           // The type the file would be stored as, refused as soon as its first bytes tell it.
-          const name = prepared.options?.fileName ?? currentFile.fileName ?? '';
+          const name = prepared.target.fileName ?? currentFile.fileName ?? '';
           const refusal = storedTypeRefusal(constraints, resolveContentType(outcome.contentType, currentFile.declaredType, name));
           return refusal ? { ...outcome, blocked: String(refusal.value) } : outcome;
         },
@@ -270,8 +240,8 @@ export class UploadService {
         },
         commit: async (received, writer): Promise<unknown> =>
           fingerprintOnly
-            ? uploadFingerprint(prepared.route, this.settle(prepared, received), received)
-            : this.commit(prepared, mediaId, storageKey, received, writer, request),
+            ? this.accept(prepared, received).fingerprint
+            : this.commit(prepared, { id: mediaId, storageKey }, received, writer, request),
         // Time paused by us (storage or quota behind) is not the client's idle time.
         pauseBody: () => {
           idle.pause();
@@ -323,37 +293,27 @@ export class UploadService {
     }
   }
 
-  /** The complete upload's options, stored name and type; throws the refusal (400, 415). */
-  private settle(prepared: PreparedUpload, received: ReceivedFile): SettledUpload {
-    const options = prepared.options ?? parseJsonOptions(received.fields);
-    const fileName = options.fileName ?? (received.file.fileName ? parseFileName(received.file.fileName, 'file name') : null);
-    if (!fileName) throw badRequest('The file has no name; give fileName', 'fileName');
-    const blocked = checkNameAndType(fileName, received.file.declaredType);
-    if (blocked) throw unsupportedMediaType(`Blocked file type: ${blocked}`, blocked);
-    const contentType = resolveContentType(received.sniffedType, received.file.declaredType, fileName);
-    const typeRefusal = storedTypeRefusal(prepared.constraints, contentType);
+  /** The target's check of the complete upload, and the type limit the request fixed (415). */
+  private accept<Result extends CommittedUpload>(prepared: PreparedUpload<Result>, received: ReceivedFile) {
+    const accepted = prepared.target.accept(received);
+    const typeRefusal = storedTypeRefusal(prepared.constraints, accepted.contentType);
     if (typeRefusal) throw typeRefusal;
-    return { options, fileName, contentType };
+    return accepted;
   }
 
-  private async commit(prepared: PreparedUpload, mediaId: string, storageKey: string, received: ReceivedFile, writer: ObjectWriter, request: UploadRequest) {
-    const { principal, route } = prepared;
-    const settled = this.settle(prepared, received);
-    const { options, fileName, contentType } = settled;
-    const claim = request.idempotency ?? null;
-
+  private async commit<Result extends CommittedUpload>(
+    prepared: PreparedUpload<Result>, stored: StoredUpload, received: ReceivedFile, writer: ObjectWriter, request: UploadRequest<Result>,
+  ): Promise<Result> {
+    // Fields, final name and type are checked before the bytes are made durable.
+    const accepted = this.accept(prepared, received);
     await writer.finish();
     try {
       if (request.clientGone?.aborted) throw new ClientGoneError();
-      const created = await this.deps.committer.commit({
-        teamId: principal.teamId, keyId: principal.keyId, mediaId, storageKey, fileName, contentType, size: received.size, hash: received.hash,
-        tags: options.tags, public: options.public, routeDefaultPublic: route !== 'json', folderId: options.folderId, folderPath: options.folderPath,
-        idempotency: claim && { claim, fingerprint: uploadFingerprint(route, settled, received) },
-      });
-      this.deps.teamStates.noteUsedStorage(principal.teamId, created.usedTeamStorage);
+      const created = await accepted.commit(stored, request.idempotency ?? null);
+      this.deps.teamStates.noteUsedStorage(prepared.principal.teamId, created.usedTeamStorage);
       return created;
     } catch (error) {
-      await this.deps.store.remove(storageKey).catch(() => undefined);
+      await this.deps.store.remove(stored.storageKey).catch(() => undefined);
       throw error;
     }
   }

@@ -58,9 +58,10 @@ export async function upload(port: number, teamId: string, key: string, content:
 }
 
 /** Sends the headers and the first half of a multipart upload and never the rest. */
-export function heldUpload(port: number, teamId: string, key: string, content: Buffer): ClientRequest {
+/** `path`: the multipart upload route to hold (the media one unless told, e.g. a team file's). */
+export function heldUpload(port: number, teamId: string, key: string, content: Buffer, path = uploadPath(teamId)): ClientRequest {
   const { body, contentType } = multipartBody([{ content, fileName: 'held.png' }]);
-  const request = httpRequest(`http://127.0.0.1:${port}${uploadPath(teamId)}`, {
+  const request = httpRequest(`http://127.0.0.1:${port}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'content-length': String(body.length) },
   });

@@ -70,14 +70,14 @@ export interface StoredObjects {
   inProgress: string[];
 }
 
-/** What storage holds for a team, read straight from the storage, not through the service. */
-export async function storedObjects(driver: Driver, dataDir: string, teamId: string): Promise<StoredObjects> {
+/** What storage holds for a team under a kind's key prefix (media, team-files, todo-files), read straight from the storage, not through the service. */
+export async function storedObjects(driver: Driver, dataDir: string, teamId: string, kind = 'media'): Promise<StoredObjects> {
   if (driver === 'fs') {
-    const objects = await walk(join(dataDir, 'files', 'media', teamId));
+    const objects = await walk(join(dataDir, 'files', kind, teamId));
     const temps = await walk(join(dataDir, 'files', '.uploads'));
     return { objects, inProgress: temps };
   }
-  const prefix = `media/${teamId}/`;
+  const prefix = `${kind}/${teamId}/`;
   const listed = await s3Client().send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix }));
   const uploads = await s3Client().send(new ListMultipartUploadsCommand({ Bucket: s3.bucket, Prefix: prefix }));
   return {
@@ -87,11 +87,11 @@ export async function storedObjects(driver: Driver, dataDir: string, teamId: str
 }
 
 /** Polls until storage holds exactly `objects` objects of the team and nothing in progress (S3 aborts are asynchronous). */
-export async function settledObjects(driver: Driver, dataDir: string, teamId: string, objects: number): Promise<StoredObjects> {
-  let last = await storedObjects(driver, dataDir, teamId);
+export async function settledObjects(driver: Driver, dataDir: string, teamId: string, objects: number, kind = 'media'): Promise<StoredObjects> {
+  let last = await storedObjects(driver, dataDir, teamId, kind);
   for (let attempt = 0; attempt < 50 && (last.objects.length !== objects || last.inProgress.length > 0); attempt++) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    last = await storedObjects(driver, dataDir, teamId);
+    last = await storedObjects(driver, dataDir, teamId, kind);
   }
   return last;
 }

@@ -48,20 +48,27 @@ for (const driver of ['fs', 's3'] as const) {
     const team = await createTeam(first.port, 'Crash');
 
     // 24 MiB held at half: past the unreserved size (reservation) and past an 8 MiB S3 part (a multipart upload exists).
+    // One media upload and one team file upload: the sweeper covers every kind of file.
     const held = heldUpload(first.port, team.teamId, team.key, pngLike(24 * MiB));
+    const heldTeamFile = heldUpload(first.port, team.teamId, team.key, pngLike(24 * MiB), `/v1/teams/${team.teamId}/files/multipart`);
     t.ok(
-      await eventually(async () => (await teamStorageState(instance.databaseUrl, team.teamId)).reservations === 1 && (await inProgress(driver, instance, keyPrefix)).length === 1, 20_000),
-      'the held upload has a reservation and an in-progress write',
+      await eventually(async () => (await teamStorageState(instance.databaseUrl, team.teamId)).reservations === 2 && (await inProgress(driver, instance, keyPrefix)).length === 2, 20_000),
+      'the held uploads have reservations and in-progress writes',
     );
     first.child.kill('SIGKILL');
     await first.exited;
     held.destroy();
+    heldTeamFile.destroy();
 
     const left = await teamStorageState(instance.databaseUrl, team.teamId);
-    t.equal(left.reservations, 1, 'the killed instance left its reservation row');
+    t.equal(left.reservations, 2, 'the killed instance left its reservation rows');
     t.ok(left.reservedStorage > 0, `and reserved bytes (${left.reservedStorage})`);
     t.equal(left.files, 0);
-    t.equal((await inProgress(driver, instance, keyPrefix)).length, 1, driver === 'fs' ? 'and its temp file' : 'and its multipart upload');
+    t.equal((await inProgress(driver, instance, keyPrefix)).length, 2, driver === 'fs' ? 'and its temp files' : 'and its multipart uploads');
+    const pg = await connectPg(instance.databaseUrl);
+    const keys = (await pg.query('select storage_key from upload_reservation where team_id = $1 order by storage_key', [team.teamId])).rows.map((row) => row.storage_key);
+    await pg.end();
+    t.match(keys, [/^media\//, /^team-files\//], 'a media and a team-file reservation');
 
     await new Promise((r) => setTimeout(r, 1500)); // older than CRASH_SWEEP_MIN_AGE_SECONDS
     const second = await startService(t, instance);

@@ -113,6 +113,8 @@ t.test('usage: storage, limits and one entry per day, zeros included', async (t)
     usedBytes: uploadsA * PNG.length,
     limitBytes: body.limits.maxTeamStorage * 1024,
     mediaBytes: uploadsA * PNG.length,
+    teamFileBytes: 0,
+    todoFileBytes: 0,
     maxFileSizeBytes: 250_000_000,
   });
   t.equal(body.limits.maxMediaFileSize, 250_000_000);

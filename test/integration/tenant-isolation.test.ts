@@ -27,6 +27,13 @@ const bInvite = (await server.media('POST', `/v1/teams/${b.teamId}/invites`, b.k
 // B's subscription (its `me` view carries it): the secret is its price id.
 await server.admin('PUT', `/v1/admin/teams/${b.teamId}/subscription`, { plan: 'enterprise', priceId: 'b-secret-price' });
 
+const bTeamFile = (await server.media('POST', `/v1/teams/${b.teamId}/files`, b.key, { body: { file: Buffer.from('b-secret-content').toString('base64'), fileName: 'b-secret-file.txt' } })).body;
+const bBoard = (await server.media('POST', `/v1/teams/${b.teamId}/todo-boards`, b.key, { body: { title: 'b-secret-board' } })).body;
+const bTodo = (await server.media('POST', `/v1/teams/${b.teamId}/todo-boards/${bBoard.id}/todos`, b.key, { body: { title: 'b-secret-todo' } })).body;
+const bTodoFile = (await server.media('POST', `/v1/teams/${b.teamId}/todos/${bTodo.id}/files`, b.key, { body: { file: 'AAAA', fileName: 'b-secret-todo-file.bin' } })).body;
+/** Preview links are signed anew on every read; the rest of a file must not change. */
+const withoutLinks = (list: { data: Record<string, unknown>[] }) => ({ ...list, data: list.data.map(({ previewUrl: _u, previewUrlExpiresAt: _e, ...file }) => file) });
+
 async function snapshotOfB() {
   const media = await server.media('GET', `/v1/cdn/media/${b.teamId}`, b.key);
   const folders = await server.media('GET', `/v1/cdn/media/${b.teamId}/folders`, b.key);
@@ -42,11 +49,15 @@ async function snapshotOfB() {
   const modules = await server.media('GET', `/v1/teams/${b.teamId}/modules`, b.key);
   const invites = await server.media('GET', `/v1/teams/${b.teamId}/invites`, b.key);
   const me = await server.media('GET', `/v1/teams/${b.teamId}/me`, b.key);
-  return JSON.stringify({ me: me.body, invites: invites.body, modules: modules.body, notes: notes.body, keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
+  const teamFiles = await server.media('GET', `/v1/teams/${b.teamId}/files`, b.key);
+  const boards = await server.media('GET', `/v1/teams/${b.teamId}/todo-boards`, b.key);
+  const todos = await server.media('GET', `/v1/teams/${b.teamId}/todo-boards/${bBoard.id}/todos`, b.key);
+  const todoFiles = await server.media('GET', `/v1/teams/${b.teamId}/todos/${bTodo.id}/files`, b.key);
+  return JSON.stringify({ me: me.body, teamFiles: withoutLinks(teamFiles.body), boards: boards.body, todos: todos.body, todoFiles: withoutLinks(todoFiles.body), invites: invites.body, modules: modules.body, notes: notes.body, keys: keys.body, groups: groups.body, members: members.body, owner: owner.body, media: media.body, folders: folders.body, automations: automations.body, deliveries: deliveries.body, team: team.body, logs: logs.body });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
-const secrets = ['TeamB', 'b-secret-price', 'b-secret-note', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
+const secrets = ['TeamB', 'b-secret-price', 'b-secret-file.txt', 'b-secret-board', 'b-secret-todo', 'b-secret-content', 'b-secret-note', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
 
 interface Case {
   name: string;
@@ -101,6 +112,11 @@ const cases: Case[] = [
     ['GET', `${AT}/modules`], ['PATCH', `${AT}/modules`], ['GET', `${AT}/plan`], ['GET', `${AT}/subscriptions`], ['GET', `${AT}/me`],
     ['GET', `${AT}/invites`], ['POST', `${AT}/invites`], ['DELETE', `${AT}/invites`], ['DELETE', `${AT}/invites/${bInvite.id}`],
     ['GET', `${AT}/api-keys`], ['POST', `${AT}/api-keys`], ['POST', `${AT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${AT}/api-keys/${b.keyId}`],
+    ['GET', `${AT}/files`], ['POST', `${AT}/files`], ['POST', `${AT}/files/multipart`], ['GET', `${AT}/files/${bTeamFile.id}`], ['DELETE', `${AT}/files/${bTeamFile.id}`],
+    ['GET', `${AT}/todo-boards`], ['POST', `${AT}/todo-boards`], ['PATCH', `${AT}/todo-boards/${bBoard.id}`], ['DELETE', `${AT}/todo-boards/${bBoard.id}`],
+    ['GET', `${AT}/todo-boards/${bBoard.id}/todos`], ['POST', `${AT}/todo-boards/${bBoard.id}/todos`], ['GET', `${AT}/todos/${bTodo.id}`], ['PATCH', `${AT}/todos/${bTodo.id}`],
+    ['DELETE', `${AT}/todos/${bTodo.id}`], ['GET', `${AT}/todos/${bTodo.id}/files`], ['POST', `${AT}/todos/${bTodo.id}/files`], ['POST', `${AT}/todos/${bTodo.id}/files/multipart`],
+    ['GET', `${AT}/todos/${bTodo.id}/files/${bTodoFile.id}`], ['DELETE', `${AT}/todos/${bTodo.id}/files/${bTodoFile.id}`],
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
   ...[
     ['GET', BT], ['GET', `${BT}/minimal`], ['GET', `${BT}/join-info`], ['PATCH', BT], ['POST', `${BT}/archive`], ['POST', `${BT}/unarchive`], ['GET', `${BT}/logs`],
@@ -113,6 +129,11 @@ const cases: Case[] = [
     ['GET', `${BT}/modules`], ['PATCH', `${BT}/modules`], ['GET', `${BT}/plan`], ['GET', `${BT}/subscriptions`], ['GET', `${BT}/me`],
     ['GET', `${BT}/invites`], ['POST', `${BT}/invites`], ['DELETE', `${BT}/invites`], ['DELETE', `${BT}/invites/${bInvite.id}`],
     ['GET', `${BT}/api-keys`], ['POST', `${BT}/api-keys`], ['POST', `${BT}/api-keys/${b.keyId}/reroll`], ['DELETE', `${BT}/api-keys/${b.keyId}`],
+    ['GET', `${BT}/files`], ['POST', `${BT}/files`], ['POST', `${BT}/files/multipart`], ['GET', `${BT}/files/${bTeamFile.id}`], ['DELETE', `${BT}/files/${bTeamFile.id}`],
+    ['GET', `${BT}/todo-boards`], ['POST', `${BT}/todo-boards`], ['PATCH', `${BT}/todo-boards/${bBoard.id}`], ['DELETE', `${BT}/todo-boards/${bBoard.id}`],
+    ['GET', `${BT}/todo-boards/${bBoard.id}/todos`], ['POST', `${BT}/todo-boards/${bBoard.id}/todos`], ['GET', `${BT}/todos/${bTodo.id}`], ['PATCH', `${BT}/todos/${bTodo.id}`],
+    ['DELETE', `${BT}/todos/${bTodo.id}`], ['GET', `${BT}/todos/${bTodo.id}/files`], ['POST', `${BT}/todos/${bTodo.id}/files`], ['POST', `${BT}/todos/${bTodo.id}/files/multipart`],
+    ['GET', `${BT}/todos/${bTodo.id}/files/${bTodoFile.id}`], ['DELETE', `${BT}/todos/${bTodo.id}/files/${bTodoFile.id}`],
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
   // B's members under A's path: not found.
   ...[['GET', `${AT}/members/${b.ownerId}`], ['PATCH', `${AT}/members/${b.ownerId}`], ['DELETE', `${AT}/members/${b.ownerId}`]]
@@ -134,6 +155,16 @@ const cases: Case[] = [
   { name: "A's key: reroll B's key", method: 'POST', path: `${AT}/api-keys/${b.keyId}/reroll`, key: a.key, status: 404 },
   { name: "A's key: delete B's key", method: 'DELETE', path: `${AT}/api-keys/${b.keyId}`, key: a.key, status: 404 },
   { name: "A's key: a key for B's owner", method: 'POST', path: `${AT}/api-keys`, key: a.key, body: { teamMemberId: b.ownerId }, status: 404 },
+  // B's team files, boards, to-dos and to-do files under A's path: not found.
+  ...[
+    ['GET', `${AT}/files/${bTeamFile.id}`], ['DELETE', `${AT}/files/${bTeamFile.id}`], ['PATCH', `${AT}/todo-boards/${bBoard.id}`], ['DELETE', `${AT}/todo-boards/${bBoard.id}`],
+    ['GET', `${AT}/todo-boards/${bBoard.id}/todos`], ['POST', `${AT}/todo-boards/${bBoard.id}/todos`], ['GET', `${AT}/todos/${bTodo.id}`], ['PATCH', `${AT}/todos/${bTodo.id}`],
+    ['DELETE', `${AT}/todos/${bTodo.id}`], ['GET', `${AT}/todos/${bTodo.id}/files`], ['POST', `${AT}/todos/${bTodo.id}/files`],
+    ['GET', `${AT}/todos/${bTodo.id}/files/${bTodoFile.id}`], ['DELETE', `${AT}/todos/${bTodo.id}/files/${bTodoFile.id}`],
+  ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')} (B's file, board or to-do)`, method: method!, path: path!, key: a.key,
+    body: path!.includes('/files') ? { file: 'AAAA', fileName: 'mine.bin' } : { title: 'mine' }, status: 404 })),
+  { name: "A's key: a team file for B's owner", method: 'POST', path: `${AT}/files`, key: a.key, body: { file: 'AAAA', fileName: 'x.bin', targetTeamMemberId: b.ownerId }, status: 404 },
+  { name: "A's key: a to-do assigned to B's owner", method: 'POST', path: `${AT}/todo-boards/${bBoard.id}/todos`, key: a.key, body: { title: 'x', assigneeTeamMemberId: b.ownerId }, status: 404 },
   // B's ids in A's log filters find nothing of B's.
   { name: "A's key: A's log filtered by B's owner", method: 'GET', path: `${AT}/logs?targetTeamMemberId=${b.ownerId}`, key: a.key, status: 200 },
 ];
@@ -166,6 +197,19 @@ t.test("bulk actions on B's ids from A's key list them as failed and change noth
     t.equal(response.body.failed.length, body.ids.length);
     t.equal(await snapshotOfB(), before, "team B's data is unchanged");
   }
+});
+
+t.test("team and to-do files: A's lists never show B's, previews are signed for their own team's path", async (t) => {
+  const filtered = await server.media('GET', `${AT}/files?uploadTeamMemberId=${b.ownerId}`, a.key);
+  t.equal(filtered.status, 200);
+  t.same(filtered.body.data, []);
+  t.equal(filtered.body.count, 0);
+  const preview = (await server.media('GET', `${BT}/files/${bTeamFile.id}`, b.key)).body.previewUrl as string;
+  t.equal((await fetch(preview)).status, 200, "B's preview link works");
+  t.equal((await fetch(preview.replace(b.teamId, a.teamId))).status, 403, 'not under A’s path');
+  const todoPreview = (await server.media('GET', `${BT}/todos/${bTodo.id}/files/${bTodoFile.id}`, b.key)).body.previewUrl as string;
+  t.equal((await fetch(todoPreview.replace(b.teamId, a.teamId))).status, 403);
+  t.equal((await fetch(todoPreview.replace('/todo-files/', '/files/'))).status, 403, 'a to-do file link is not a team file link');
 });
 
 t.test("files are served only under their own team's path", async (t) => {

@@ -18,6 +18,7 @@ import { Migration20261124020000UploadUrls } from './Migration20261124020000Uplo
 import { Migration20261124030000TusUploads } from './Migration20261124030000TusUploads.ts';
 import { Migration20261124040000Subscriptions } from './Migration20261124040000Subscriptions.ts';
 import { Migration20261124040100ActiveMemberNames } from './Migration20261124040100ActiveMemberNames.ts';
+import { Migration20261124050000TeamFiles } from './Migration20261124050000TeamFiles.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -40,4 +41,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261124030000TusUploads', class: Migration20261124030000TusUploads },
   { name: 'Migration20261124040000Subscriptions', class: Migration20261124040000Subscriptions },
   { name: 'Migration20261124040100ActiveMemberNames', class: Migration20261124040100ActiveMemberNames },
+  { name: 'Migration20261124050000TeamFiles', class: Migration20261124050000TeamFiles },
 ];

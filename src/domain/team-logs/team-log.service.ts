@@ -25,6 +25,10 @@ export const LogAction = {
   teamUpdated: 'TEAM_UPDATED',
   moduleActivated: 'MODULE_ACTIVATED',
   moduleDeactivated: 'MODULE_DEACTIVATED',
+  teamFileUploaded: 'TEAM_FILE_UPLOADED',
+  teamFileDeleted: 'TEAM_FILE_DELETED',
+  todoFileUploaded: 'TODO_FILE_UPLOADED',
+  todoFileDeleted: 'TODO_FILE_DELETED',
   // Not in spec 2.19's list: automations are this service's addition.
   automationCreated: 'AUTOMATION_CREATED',
   automationUpdated: 'AUTOMATION_UPDATED',

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 
-/** One team's counted storage (team.used_storage) against the sum of its files' sizes. */
+/** One team's counted storage (team.used_storage) against the sum of its files' sizes, of every kind. */
 export interface StorageDrift {
   teamId: string;
   counted: number;
@@ -11,6 +11,11 @@ export interface StorageDrift {
   repaired: boolean;
 }
 
+/** Every stored file of a team, of every kind that counts against maxTeamStorage. */
+const STORED_BYTES = `select (select coalesce(sum(size), 0) from media_file where team_id = ?)
+                           + (select coalesce(sum(size), 0) from team_file where team_id = ?)
+                           + (select coalesce(sum(size), 0) from todo_file where team_id = ?) as actual`;
+
 export interface ReconcileOptions {
   /** Only this team; all teams when absent. */
   teamId?: string;
@@ -19,10 +24,10 @@ export interface ReconcileOptions {
 }
 
 /**
- * `storage reconcile`: recomputes every team's used_storage from its media
- * files and repairs drift. A repair runs per team in a transaction that first
+ * `storage reconcile`: recomputes every team's used_storage from its files of
+ * every kind (media, team files, to-do files) and repairs drift. A repair runs per team in a transaction that first
  * locks the team row (FOR UPDATE): upload commits and deletes change
- * used_storage in the same transaction as the media rows, so once the lock is
+ * used_storage in the same transaction as the file rows, so once the lock is
  * held the sum read next (a new snapshot under READ COMMITTED) is exact, and
  * running it on several instances at once is harmless.
  */
@@ -38,7 +43,7 @@ export async function reconcileStorage(orm: MikroORM, options: ReconcileOptions 
           `select used_storage from team where id = ? ${options.dryRun ? '' : 'for update'}`,
           [id],
         );
-        const [sum] = await em.execute<{ actual: string | number }[]>('select coalesce(sum(size), 0) as actual from media_file where team_id = ?', [id]);
+        const [sum] = await em.execute<{ actual: string | number }[]>(STORED_BYTES, [id, id, id]);
         const counted = Number(team?.used_storage ?? 0);
         const actual = Number(sum?.actual ?? 0);
         const drift = counted - actual;

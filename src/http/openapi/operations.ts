@@ -18,6 +18,7 @@ import {
 import { teamAdminOperations } from './team-operations.ts';
 import { uploadUrlOperations } from './upload-url-operations.ts';
 import { tusOperations } from './tus-operations.ts';
+import { teamFileOperations } from './team-file-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -74,6 +75,8 @@ export const TAGS = {
   modules: 'The team\'s modules.',
   invites: 'Invites into the team\'s groups.',
   plans: 'Plans, their limits and prices, and a team\'s plan.',
+  teamFiles: 'Files members keep in the team, counted in the team storage with media.',
+  todos: 'To-do boards, to-dos and their files.',
   operator: 'Teams, members, groups, keys and limits (operator secret).',
   operatorAutomations: 'The automation routes for the operator, for any team.',
   service: 'Health, metrics and this description.',
@@ -96,6 +99,9 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   deliveryId: z.uuid().meta({ description: 'A delivery of the automation.' }),
   file: z.string().meta({ description: '`<mediaId>` or `<mediaId>.<ext>`, exactly as the file\'s path and links name it.' }),
   asset: z.string().meta({ description: 'A file of the documentation page.' }),
+  fileId: z.uuid().meta({ description: 'A team file, or a to-do file.' }),
+  boardId: z.uuid().meta({ description: 'A to-do board of the team.' }),
+  todoId: z.uuid().meta({ description: 'A to-do of the team.' }),
 };
 
 const jsonObject = z.record(z.string(), z.unknown());
@@ -601,6 +607,7 @@ export const operations: Record<string, OperationDoc> = {
   ...fileOperations,
   ...automationOperations('/v1/teams/:teamId/automations', 'team'),
   ...teamAdminOperations(paging),
+  ...teamFileOperations(paging),
   ...operatorOperations,
   ...automationOperations('/v1/admin/teams/:teamId/automations', 'operator'),
   ...serviceOperations,

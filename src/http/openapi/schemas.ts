@@ -196,6 +196,8 @@ export const usageSchema = z
       usedBytes: bytes,
       limitBytes: bytes.nullable().meta({ description: 'maxTeamStorage in bytes; null: unlimited.' }),
       mediaBytes: bytes,
+      teamFileBytes: bytes.meta({ description: 'Bytes of the team files.' }),
+      todoFileBytes: bytes.meta({ description: 'Bytes of the to-do files. usedBytes is mediaBytes + teamFileBytes + todoFileBytes.' }),
       maxFileSizeBytes: bytes.nullable(),
     }),
     limits: planLimitsSchema,

@@ -16,7 +16,7 @@ import { StorageError, type ObjectStore } from '../../storage/object-store.ts';
 import type { ResumableProgress, ResumableStore, ResumableUpload } from '../../storage/resumable-store.ts';
 import { InlineContentHasher } from '../content-hasher.ts';
 import type { UploadBody } from '../upload-body.ts';
-import { storageKeyOf } from '../upload-service.ts';
+import { storageKeyOf } from '../media-upload-target.ts';
 import { bodyChunks } from './body-chunks.ts';
 import { parseTusMetadata } from './tus-metadata.ts';
 

@@ -65,8 +65,14 @@ export function libraryRoutes(services: Services, _config: Config): Route[] {
         const em = services.orm.em.fork();
         const team = await em.findOne(Team, { id: principal.teamId }, { fields: ['usedStorage'] });
         if (!team) throw notFound('team', principal.teamId);
-        const [media, daily] = await Promise.all([
-          em.execute<{ bytes: string | null }[]>(`select coalesce(sum(size), 0) as bytes from media_file where team_id = ?`, [principal.teamId]),
+        const [kinds, daily] = await Promise.all([
+          // The split per kind of file; used_storage is their sum (storage reconcile repairs any drift).
+          em.execute<{ media: string | null; team_files: string | null; todo_files: string | null }[]>(
+            `select (select coalesce(sum(size), 0) from media_file where team_id = ?) as media,
+                    (select coalesce(sum(size), 0) from team_file where team_id = ?) as team_files,
+                    (select coalesce(sum(size), 0) from todo_file where team_id = ?) as todo_files`,
+            [principal.teamId, principal.teamId, principal.teamId],
+          ),
           em.execute<{ date: string; uploads: number; bytes: string; api_uploads: number; served_requests: string; served_bytes: string }[]>(
             `select to_char(d.day, 'YYYY-MM-DD') as date,
                     coalesce(u.uploads, 0)::int as uploads,
@@ -88,7 +94,9 @@ export function libraryRoutes(services: Services, _config: Config): Route[] {
             storage: {
               usedBytes: team.usedStorage,
               limitBytes: limits.maxTeamStorage === null ? null : limits.maxTeamStorage * 1024,
-              mediaBytes: Number(media[0]?.bytes ?? 0),
+              mediaBytes: Number(kinds[0]?.media ?? 0),
+              teamFileBytes: Number(kinds[0]?.team_files ?? 0),
+              todoFileBytes: Number(kinds[0]?.todo_files ?? 0),
               maxFileSizeBytes: limits.maxMediaFileSize,
             },
             limits,

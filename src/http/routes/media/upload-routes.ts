@@ -1,7 +1,10 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
 import { Permission, Scope } from '../../../auth/permissions.ts';
+import type { Principal } from '../../../auth/principal.ts';
 import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
 import type { IdempotencyClaim, IdempotencyKeys, StoredAnswer } from '../../../domain/idempotency/idempotency-keys.ts';
+import type { UploadCommitter } from '../../../domain/uploads/upload-commit.ts';
 import { badRequest, idempotencyKeyReused } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { AdmissionGate } from '../../../limits/admission-gate.ts';
@@ -12,6 +15,8 @@ import { JsonUploadParser } from '../../../upload/parsers/json-upload-parser.ts'
 import { MultipartParser, multipartBoundary } from '../../../upload/parsers/multipart-parser.ts';
 import { parseMultipartOptions, type UploadOptions } from '../../../upload/upload-options.ts';
 import type { PreparedUpload, UploadRoute, UploadService } from '../../../upload/upload-service.ts';
+import type { CommittedUpload } from '../../../upload/upload-target.ts';
+import { MediaUploadTarget } from '../../../upload/media-upload-target.ts';
 import type { BodyParser, BodyParserEvents } from '../../../upload/parsers/body-parser.ts';
 import { authorizeMedia } from '../../guards.ts';
 import { idempotencyKeyOf, patternOf, replayedAnswer } from '../../idempotency.ts';
@@ -25,20 +30,41 @@ export interface UploadRouteDeps {
   uploads: UploadService;
   metrics: Metrics;
   idempotency: IdempotencyKeys;
+  orm: MikroORM;
+  mediaCommitter: UploadCommitter;
+}
+
+/** What streaming one upload needs: the admission gate, the upload core and the metrics. */
+export type StreamUploadDeps = Pick<UploadRouteDeps, 'gate' | 'uploads' | 'metrics'>;
+
+/** A media file upload's target (its options known before the body: multipart query, an upload URL's; null for JSON). */
+export function mediaTarget(
+  deps: Pick<UploadRouteDeps, 'orm' | 'mediaCommitter'>, principal: Principal, route: UploadRoute, options: UploadOptions | null,
+): MediaUploadTarget {
+  return new MediaUploadTarget({ orm: deps.orm, committer: deps.mediaCommitter }, principal, route, options);
+}
+
+/** Refuses a JSON upload body declared as anything but JSON (400) before any byte is read. */
+export function requireJsonBody(request: HttpRequest): void {
+  const contentType = request.headers['content-type'];
+  if (contentType !== undefined && !/json/i.test(contentType)) {
+    throw badRequest('The body must be JSON (application/json)', 'content-type');
+  }
 }
 
 export const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.mediaUpload };
 
 /**
- * Streams one prepared upload: waits for an admission slot (its socket paused), runs it, and
- * answers 201 with the media file, or throws its refusal; counts its bytes and duration.
+ * Runs one upload of any kind once its route has authorized it: prepares it (refusals from the
+ * headers), waits for an admission slot with the socket paused, streams it, answers 201 with
+ * `rateHeaders` or throws its refusal, and records its metrics.
  * `mediaId`: the id to store it as (an upload URL needs it to know whether a failure committed);
  * `idempotency`: the request's claimed Idempotency-Key, whose answer its commit records.
  */
-export async function streamUpload(
-  deps: Pick<UploadRouteDeps, 'gate' | 'uploads' | 'metrics'>,
+export async function streamUpload<Result extends CommittedUpload>(
+  deps: StreamUploadDeps,
   request: HttpRequest,
-  prepare: () => Promise<PreparedUpload>,
+  prepare: () => Promise<PreparedUpload<Result>>,
   createParser: (events: BodyParserEvents) => BodyParser,
   rateHeaders: Record<string, string>,
   { mediaId, idempotency }: { mediaId?: string; idempotency?: IdempotencyClaim | null } = {},
@@ -76,6 +102,8 @@ export interface UploadCall {
   principal: PreparedUpload['principal'];
   /** Options known before the body (multipart: the query); null when the body carries them (JSON). */
   options: UploadOptions | null;
+  /** The media file target the upload is prepared with; a replayed retry's body is read through it too. */
+  target: MediaUploadTarget;
   prepare: () => Promise<PreparedUpload>;
   createParser: (events: BodyParserEvents) => BodyParser;
   rateHeaders: Record<string, string>;
@@ -125,7 +153,7 @@ export function uploadRunner(deps: Omit<UploadRouteDeps, 'authenticator' | 'rate
     const { request } = call;
     const release = await deps.gate.admit(call.principal.teamId, request.signal);
     try {
-      const prepared: PreparedUpload = { principal: call.principal, route: call.kind, options: call.options, maxFileBytes: null, folder: null, constraints: null };
+      const prepared: PreparedUpload = { principal: call.principal, route: call.kind, target: call.target, maxFileBytes: null, constraints: null };
       const fingerprint = await deps.uploads.fingerprint({ prepared, body: request.body, createParser: call.createParser });
       if (fingerprint !== contentFingerprint) throw idempotencyKeyReused();
     } finally {
@@ -153,9 +181,10 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
         const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
         const boundary = multipartBoundary(request.headers['content-type'] ?? '');
         const options = parseMultipartOptions(request.query);
+        const target = mediaTarget(deps, principal, 'multipart', options);
         return upload({
-          request, route: MULTIPART_ROUTE, kind: 'multipart', principal, options, rateHeaders: headers,
-          prepare: () => deps.uploads.prepare(principal, 'multipart', request.body.declaredLength, options),
+          request, route: MULTIPART_ROUTE, kind: 'multipart', principal, options, target, rateHeaders: headers,
+          prepare: () => deps.uploads.prepare(principal, 'multipart', request.body.declaredLength, target),
           createParser: (events) => new MultipartParser(boundary, events),
         });
       },
@@ -165,13 +194,11 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
       pattern: patternOf(JSON_ROUTE),
       handler: async (request) => {
         const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
-        const contentType = request.headers['content-type'];
-        if (contentType !== undefined && !/json/i.test(contentType)) {
-          throw badRequest('The body must be JSON (application/json)', 'content-type');
-        }
+        requireJsonBody(request);
+        const target = mediaTarget(deps, principal, 'json', null);
         return upload({
-          request, route: JSON_ROUTE, kind: 'json', principal, options: null, rateHeaders: headers,
-          prepare: () => deps.uploads.prepare(principal, 'json', request.body.declaredLength, null),
+          request, route: JSON_ROUTE, kind: 'json', principal, options: null, target, rateHeaders: headers,
+          prepare: () => deps.uploads.prepare(principal, 'json', request.body.declaredLength, target),
           createParser: (events) => new JsonUploadParser(events),
         });
       },

@@ -16,7 +16,7 @@ import { MAX_BODY_BYTES } from '../../../upload/upload-service.ts';
 import { authorizeMedia } from '../../guards.ts';
 import { ClientAbortedError } from '../../request-body.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
-import { streamUpload, uploadAccess, type UploadRouteDeps } from './upload-routes.ts';
+import { mediaTarget, streamUpload, uploadAccess, type UploadRouteDeps } from './upload-routes.ts';
 
 export interface UploadUrlRouteDeps extends UploadRouteDeps {
   uploadUrls: UploadUrlService;
@@ -102,7 +102,7 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
       const result = await streamUpload(
         deps,
         request,
-        () => deps.uploads.prepare(principal, form.route, request.body.declaredLength, options, constraints),
+        () => deps.uploads.prepare(principal, form.route, request.body.declaredLength, mediaTarget(deps, principal, form.route, options), constraints),
         (events) => (form.route === 'multipart' ? new MultipartParser(form.boundary, events) : new RawBodyParser(form.file, events)),
         { 'Cache-Control': 'no-store' },
         { mediaId },
