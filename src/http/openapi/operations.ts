@@ -133,6 +133,14 @@ export const replayedHeader = z.literal('true').meta({
   header: { id: 'IdempotentReplayed' },
 });
 const uploadAnswerHeaders = rateLimitHeaders.extend({ 'Idempotent-Replayed': replayedHeader.optional() });
+/** An answer that may be a replay (Idempotent-Replayed), with or without RateLimit headers. */
+export const replayableAnswerHeaders = z.object({ 'Idempotent-Replayed': replayedHeader.optional() });
+export const replayableRateLimitedHeaders = uploadAnswerHeaders;
+/** The 409 and 422 of a route honouring Idempotency-Key. */
+export const IDEMPOTENCY_ERRORS = {
+  409: 'A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After).',
+  422: 'The Idempotency-Key was used for a different request (messageKey error.media.idempotencyKeyReused).',
+};
 
 const paging = z.object({
   pageNumber: z.int().min(1).max(1_000_000).default(1).meta({ description: 'Page to answer, from 1.', param: { id: 'PageNumber' } }),
