@@ -16,6 +16,7 @@ import {
   mediaListSchema, mediaFileSchema, planLimitsSchema, retriedSchema, tagListSchema, teamMemberSchema, uploadedMediaFileSchema, usageSchema,
 } from './schemas.ts';
 import { teamAdminOperations } from './team-operations.ts';
+import { idempotencyHeaders, replayedHeader } from './idempotency-docs.ts';
 import { uploadUrlOperations } from './upload-url-operations.ts';
 import { tusOperations } from './tus-operations.ts';
 import { teamFileOperations } from './team-file-operations.ts';
@@ -113,34 +114,7 @@ const rateLimitHeaders = z.object({
 });
 const retryAfter = z.int().meta({ description: 'Seconds to wait before retrying.', header: { id: 'RetryAfter' } });
 
-/** The Idempotency-Key request header and the Idempotent-Replayed answer header (docs/api.md, "Idempotent uploads"). */
-export const idempotencyHeaders = z.object({
-  'Idempotency-Key': z
-    .string()
-    .min(1)
-    .max(255)
-    .regex(/^[\x20-\x7e]+$/)
-    .optional()
-    .meta({
-      description:
-        'Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first ' +
-        'answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters.',
-      param: { id: 'IdempotencyKey' },
-    }),
-});
-export const replayedHeader = z.literal('true').meta({
-  description: 'Present on an answer replayed for a retried Idempotency-Key: the first request\'s status and body.',
-  header: { id: 'IdempotentReplayed' },
-});
 const uploadAnswerHeaders = rateLimitHeaders.extend({ 'Idempotent-Replayed': replayedHeader.optional() });
-/** An answer that may be a replay (Idempotent-Replayed), with or without RateLimit headers. */
-export const replayableAnswerHeaders = z.object({ 'Idempotent-Replayed': replayedHeader.optional() });
-export const replayableRateLimitedHeaders = uploadAnswerHeaders;
-/** The 409 and 422 of a route honouring Idempotency-Key. */
-export const IDEMPOTENCY_ERRORS = {
-  409: 'A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After).',
-  422: 'The Idempotency-Key was used for a different request (messageKey error.media.idempotencyKeyReused).',
-};
 
 const paging = z.object({
   pageNumber: z.int().min(1).max(1_000_000).default(1).meta({ description: 'Page to answer, from 1.', param: { id: 'PageNumber' } }),

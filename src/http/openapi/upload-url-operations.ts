@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { createUploadUrlSchema, UPLOAD_URL_MAX_SECONDS } from '../../domain/upload-urls/upload-url.service.ts';
 import { uploadOptionSchemas } from '../../upload/upload-options.ts';
-import { IDEMPOTENCY_ERRORS, idempotencyHeaders, replayableAnswerHeaders, replayableRateLimitedHeaders, type OperationDoc } from './operations.ts';
+import { IDEMPOTENCY_ERRORS, idempotencyHeaders, replayableAnswerHeaders } from './idempotency-docs.ts';
+import type { OperationDoc } from './operations.ts';
 import { uploadedMediaFileSchema } from './schemas.ts';
 
 export const uploadUrlSchema = z
@@ -36,7 +37,7 @@ export function uploadUrlOperations(mediaBase: string): Record<string, Operation
       headers: idempotencyHeaders,
       body: createUploadUrlSchema,
       responses: {
-        201: { description: 'Created (or, with Idempotent-Replayed, the URL the first request with this Idempotency-Key created).', schema: uploadUrlSchema, headers: replayableRateLimitedHeaders },
+        201: { description: 'Created (or, with Idempotent-Replayed, the URL the first request with this Idempotency-Key created).', schema: uploadUrlSchema, headers: replayableAnswerHeaders },
       },
       errors: {
         400: 'The body is not valid JSON, or an option is invalid as the upload routes judge it (the Error names it in `value`), or the Idempotency-Key is invalid.',

@@ -280,7 +280,7 @@ export type paths = {
         put?: never;
         /**
          * tus: create a resumable upload (creation, creation-with-upload)
-         * @description Needs `team.media.upload`; a key with scope media:upload may call it. Upload-Length is reserved against the team's storage at once. Upload-Metadata keys: `filename` (required), `filetype`, `folder`, `folderId`, `tags` (comma list), `public`, each base64 as tus has it, validated like the upload options. A body (Content-Type application/offset+octet-stream) is the first bytes of the file.
+         * @description Needs `team.media.upload`; a key with scope media:upload may call it. Upload-Length is reserved against the team's storage at once. Upload-Metadata keys: `filename` (required), `filetype`, `folder`, `folderId`, `tags` (comma list), `public`, each base64 as tus has it, validated like the upload options. A body (Content-Type application/offset+octet-stream) is the first bytes of the file. With an Idempotency-Key, a retry with the same Upload-Length and Upload-Metadata answers the first creation again (its Location, Upload-Expires, Upload-Offset; Idempotent-Replayed: true) and creates nothing; the bytes of a creation-with-upload are not compared and a retry's are not stored: continue from the answered Upload-Offset.
          */
         post: operations["tusCreate"];
         delete?: never;
@@ -4494,9 +4494,6 @@ export interface operations {
             /** @description Created (or, with Idempotent-Replayed, the URL the first request with this Idempotency-Key created). */
             201: {
                 headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -4787,6 +4784,8 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description The protocol version: `1.0.0`. 412 with Tus-Version when missing or different. */
                 "Tus-Resumable": string;
                 /** @description The file size in bytes. */
@@ -4818,6 +4817,7 @@ export interface operations {
                     "Upload-Expires": string;
                     "Upload-Offset"?: number;
                     "Media-Id"?: string;
+                    "Idempotent-Replayed"?: "true";
                     /** @description Requests allowed per window for this key. */
                     "RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
@@ -4828,7 +4828,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Upload-Length missing or invalid, Upload-Metadata invalid or without filename, an invalid option; Upload-Defer-Length and Upload-Concat are not supported. */
+            /** @description Upload-Length missing or invalid, Upload-Metadata invalid or without filename, an invalid option or Idempotency-Key; Upload-Defer-Length and Upload-Concat are not supported. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4873,6 +4873,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After). */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Tus-Resumable is missing or not 1.0.0 (the answer names Tus-Version). */
             412: {
                 headers: {
@@ -4893,6 +4903,15 @@ export interface operations {
             };
             /** @description Blocked file name or filetype, or a body that is not application/offset+octet-stream. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request (messageKey error.media.idempotencyKeyReused): another Upload-Length or Upload-Metadata. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
