@@ -4,12 +4,11 @@
 // replays its Upload-Offset without storing the retry's bytes; tus-js-client (its `headers` option)
 // whose creation answer is lost resumes the one upload.
 import { randomUUID } from 'node:crypto';
-import { connect, createServer, type Socket } from 'node:net';
 import t from 'tap';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer } from '../helpers/server.ts';
 import { KiB, pngLike, teamStorageState } from '../helpers/uploads.ts';
-import { sha256, tusMetadata, tusRequest, tusUpload } from '../helpers/tus.ts';
+import { firstAnswerLosingProxy, sha256, tusMetadata, tusRequest, tusUpload } from '../helpers/tus.ts';
 
 const server = await startTestServer(t, { settings: { RATE_LIMIT_POINTS: 100_000 } });
 const db = await connectPg(server.databaseUrl);
@@ -124,43 +123,6 @@ t.test('creation-with-upload: the retry gets the first Upload-Offset, and its by
   const state = await teamStorageState(server.databaseUrl, team.teamId);
   t.same({ files: state.files, usedStorage: state.usedStorage, reservedStorage: state.reservedStorage }, { files: 1, usedStorage: content.length, reservedStorage: 0 }, 'counted once');
 });
-
-/** A proxy that loses the answer to the first request it forwards (the connection is reset once the backend starts answering). */
-async function firstAnswerLosingProxy(backendPort: number) {
-  const sockets = new Set<Socket>();
-  let lost = false;
-  const proxy = createServer((client) => {
-    const backend = connect({ host: '127.0.0.1', port: backendPort });
-    for (const socket of [client, backend]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => sockets.delete(socket));
-    }
-    client.pipe(backend);
-    backend.on('data', (chunk: Buffer) => {
-      if (!lost) {
-        lost = true;
-        client.resetAndDestroy();
-        backend.destroy();
-        return;
-      }
-      client.write(chunk);
-    });
-    client.on('close', () => backend.destroy());
-    backend.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  return {
-    baseUrl: `http://127.0.0.1:${(proxy.address() as { port: number }).port}`,
-    get lost() {
-      return lost;
-    },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => proxy.close(resolve));
-    },
-  };
-}
 
 for (const keyed of [true, false]) {
   t.test(`tus-js-client whose creation answer is lost ${keyed ? 'with' : 'without'} an Idempotency-Key`, async (t) => {
