@@ -88,6 +88,25 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
 
   const upload = uploadRunner(deps);
 
+  /** Runs the store step holding the URL's claim: consumed once the file is committed as `mediaId`, released when nothing was. */
+  const storeClaimed = async (request: HttpRequest, teamId: string, urlId: string, mediaId: string, store: () => Promise<HttpResult>): Promise<HttpResult> => {
+    await deps.uploadUrls.claim(teamId, urlId);
+    let committed = false;
+    try {
+      const result = await store();
+      committed = true;
+      metrics.uploadUrlsUsed.inc();
+      // Should this fail, the URL stays claimed: never usable again, which is what a used URL is.
+      await deps.uploadUrls.consume(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not marked used'));
+      return result;
+    } finally {
+      if (!committed) {
+        // Nothing was stored: the holder may retry with the same URL until it expires.
+        await deps.uploadUrls.release(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not released'));
+      }
+    }
+  };
+
   const useUrl = async (request: HttpRequest): Promise<HttpResult> => {
     const teamId = request.params['teamId']!;
     const urlId = request.params['urlId']!;
@@ -125,23 +144,7 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
       prepare: () => deps.uploads.prepare(principal, form.route, request.body.declaredLength, target, constraints),
       createParser: (events) => (form.route === 'multipart' ? new MultipartParser(form.boundary, events) : new RawBodyParser(form.file, events)),
       // Claimed only after the Idempotency-Key: a retry whose first use committed is replayed, not refused as used.
-      aroundStore: async (store) => {
-        await deps.uploadUrls.claim(teamId, urlId);
-        let committed = false;
-        try {
-          const result = await store();
-          committed = true;
-          metrics.uploadUrlsUsed.inc();
-          // Should this fail, the URL stays claimed: never usable again, which is what a used URL is.
-          await deps.uploadUrls.consume(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not marked used'));
-          return result;
-        } finally {
-          if (!committed) {
-            // Nothing was stored: the holder may retry with the same URL until it expires.
-            await deps.uploadUrls.release(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not released'));
-          }
-        }
-      },
+      aroundStore: (store) => storeClaimed(request, teamId, urlId, mediaId, store),
     });
   };
 
