@@ -61,7 +61,13 @@ export async function runIdempotent(
   }
   if (!result.recorded) {
     const kept = Object.fromEntries(Object.entries(result.headers ?? {}).filter(([name]) => what.keptHeaders?.some((k) => k.toLowerCase() === name.toLowerCase())));
-    await deps.idempotency.complete(claim, { status: result.status, headers: kept, body: result.body });
+    try {
+      await deps.idempotency.complete(claim, { status: result.status, headers: kept, body: result.body });
+    } catch (error) {
+      // Unrecorded, the claim would answer 409 to every retry for 24 hours: free it (the retry then runs again).
+      await deps.idempotency.abandon(claim);
+      throw error;
+    }
   }
   const { recorded: _recorded, ...answer } = result;
   return answer;

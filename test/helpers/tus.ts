@@ -130,3 +130,40 @@ export async function cuttingProxy(
     },
   };
 }
+
+/** A proxy that loses the answer to the first request it forwards (the connection is reset once the backend starts answering). */
+export async function firstAnswerLosingProxy(backendPort: number) {
+  const sockets = new Set<Socket>();
+  let lost = false;
+  const proxy = createServer((client) => {
+    const backend = connect({ host: '127.0.0.1', port: backendPort });
+    for (const socket of [client, backend]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => sockets.delete(socket));
+    }
+    client.pipe(backend);
+    backend.on('data', (chunk: Buffer) => {
+      if (!lost) {
+        lost = true;
+        client.resetAndDestroy();
+        backend.destroy();
+        return;
+      }
+      client.write(chunk);
+    });
+    client.on('close', () => backend.destroy());
+    backend.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(proxy.address() as { port: number }).port}`,
+    get lost() {
+      return lost;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+    },
+  };
+}

@@ -1,6 +1,7 @@
 // The TypeScript client's resumable (tus) uploads against the real service: a connection cut
 // mid-upload is resumed by the client itself, an aborted upload resumes from its URL, and a
-// refusal is a MediaApiError with the spec's body.
+// refusal is a MediaApiError with the spec's body; a creation whose answer was lost is retried with
+// its Idempotency-Key into the same upload.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,7 +9,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { MediaApiError, MediaClient } from '../../clients/typescript/src/index.ts';
 import { startTestServer } from '../helpers/server.ts';
-import { cuttingProxy, sha256 } from '../helpers/tus.ts';
+import { connectPg } from '../helpers/database.ts';
+import { cuttingProxy, firstAnswerLosingProxy, sha256 } from '../helpers/tus.ts';
 import { MiB, teamStorageState } from '../helpers/uploads.ts';
 
 const server = await startTestServer(t, { settings: { RATE_LIMIT_POINTS: 100_000 } });
@@ -75,4 +77,19 @@ t.test('a refusal is a MediaApiError with the spec body', async (t) => {
   t.match(error, { status: 415, messageKey: 'error.unsupportedMediaType' });
   const tooBig = await client.resumableUpload(Buffer.alloc(10_000_001), { fileName: 'big.mp4', retryDelays: [] }).catch((caught: unknown) => caught);
   t.match(tooBig, { status: 402, messageKey: 'error.teamLimits.maxMediaFileSize' });
+});
+
+t.test('a creation whose answer was lost is retried with its Idempotency-Key: one upload', async (t) => {
+  const team = await server.createTeam('ClientTusLost');
+  const proxy = await firstAnswerLosingProxy(server.app.port);
+  t.teardown(() => proxy.close());
+  const content = randomBytes(300_000);
+  const client = new MediaClient({ baseUrl: proxy.baseUrl, teamId: team.teamId, apiKey: team.key });
+  const result = await client.resumableUpload(content, { fileName: 'lost.bin', retryDelays: [50, 200, 500] });
+  t.ok(proxy.lost, 'the creation\'s answer was lost');
+  const pg = await connectPg(server.databaseUrl);
+  t.teardown(() => pg.end());
+  const { rows } = await pg.query('select id from tus_upload where team_id = $1', [team.teamId]);
+  t.same(rows.map((row) => row.id), [result.mediaId], 'the retried creation got the first upload back');
+  t.match(await teamStorageState(server.databaseUrl, team.teamId), { files: 1, usedStorage: content.length, reservedStorage: 0 }, 'nothing left reserved');
 });

@@ -193,9 +193,18 @@ export class MediaClient {
     return this.#json({ method: 'GET', path: `${this.#base}/usage`, query, idempotent: true });
   }
 
-  /** POST .../upload-urls: a URL anyone may upload one file to, without a key (see uploadToUrl), under the options given here. */
-  createUploadUrl(request: UploadUrlRequest = {}): Promise<UploadUrl> {
-    return this.#json({ method: 'POST', path: `${this.#base}/upload-urls`, body: jsonBody(request), idempotent: false });
+  /**
+   * POST .../upload-urls: a URL anyone may upload one file to, without a key (see uploadToUrl), under the options given here.
+   * Sent with an Idempotency-Key (`idempotencyKey`, a random UUID otherwise), so a retry after a lost answer gets the same URL.
+   */
+  createUploadUrl(request: UploadUrlRequest = {}, options: { idempotencyKey?: string } = {}): Promise<UploadUrl> {
+    return this.#json({
+      method: 'POST',
+      path: `${this.#base}/upload-urls`,
+      headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
+      body: jsonBody(request),
+      idempotent: true,
+    });
   }
 
   /**

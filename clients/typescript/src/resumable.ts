@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { Upload as TusUpload } from 'tus-js-client';
 import { errorBodyOf, MediaApiError, MediaConnectionError } from './errors.ts';
@@ -28,6 +29,11 @@ export interface ResumableUploadOptions {
   chunkSize?: number;
   /** Waits before each retry of a broken request; the client resumes from the service's offset (default: 0.5, 1, 2, 4, 8, 16 s). */
   retryDelays?: number[];
+  /**
+   * The creation's Idempotency-Key; a random UUID otherwise. A creation retried after a lost answer
+   * gets the same upload (Location) back instead of making a second one.
+   */
+  idempotencyKey?: string;
   /** Aborts the upload (it stays resumable until it expires). */
   signal?: AbortSignal;
 }
@@ -58,7 +64,8 @@ export async function resumableUpload(target: ResumableTarget, source: string | 
     let announced = false;
     const upload: TusUpload = new Upload(file, {
       endpoint: `${target.baseUrl.replace(/\/+$/, '')}/v1/cdn/media/${encodeURIComponent(target.teamId)}/tus`,
-      headers: { Authorization: `Bearer ${target.apiKey}` },
+      // On every request; the service reads Idempotency-Key on the creation (POST) only.
+      headers: { Authorization: `Bearer ${target.apiKey}`, 'Idempotency-Key': options.idempotencyKey ?? randomUUID() },
       metadata,
       retryDelays: options.retryDelays ?? DEFAULT_RETRY_DELAYS,
       ...(options.uploadUrl !== undefined && { uploadUrl: options.uploadUrl }),

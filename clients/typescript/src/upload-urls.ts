@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
 import { apiError, uploadBody, type UploadSource, type UploadedMediaFile, type UploadUrl } from './client.ts';
 import { Transport, type RetryOptions } from './transport.ts';
@@ -9,7 +10,12 @@ export interface UploadToUrlOptions {
   contentType?: string;
   /** Bytes of the request written so far and its length (when known). */
   onProgress?: (sent: number, total: number | undefined) => void;
-  /** 429 and 503 uploadBusy (answered before the URL is claimed) are retried after Retry-After; nothing else is. */
+  /**
+   * The use's Idempotency-Key; a random UUID otherwise. Every retry of this upload sends the same one, so a retry
+   * after a lost answer gets the first answer again instead of 410 used.
+   */
+  idempotencyKey?: string;
+  /** Connection failures, 429, 503 and 409 idempotencyInFlight are retried (after Retry-After where given). */
   retry?: RetryOptions;
   timeoutMs?: number;
   userAgent?: string;
@@ -17,8 +23,9 @@ export interface UploadToUrlOptions {
 
 /**
  * Uploads one file to an upload URL (MediaClient.createUploadUrl's `url`), without any key: the
- * URL is the permission. Multipart, streamed from the source. A URL works once: a connection
- * failure is not retried (the file may have landed; a second try would answer 410 used).
+ * URL is the permission. Multipart, streamed from the source. A URL works once; every attempt
+ * carries the same Idempotency-Key, so a retry after a connection failure (the file may have
+ * landed) is answered with the first attempt's file rather than 410 used.
  */
 export async function uploadToUrl(url: string | UploadUrl, source: UploadSource, options: UploadToUrlOptions = {}): Promise<UploadedMediaFile> {
   const target = new URL(typeof url === 'string' ? url : url.url);
@@ -33,8 +40,9 @@ export async function uploadToUrl(url: string | UploadUrl, source: UploadSource,
     method: 'POST',
     path: target.pathname,
     query: Object.fromEntries(target.searchParams),
+    headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
     body: await uploadBody(source, fileName, options.contentType),
-    idempotent: false,
+    idempotent: true,
     ...(options.onProgress && { onProgress: options.onProgress }),
   });
   if (response.status >= 400) throw apiError(response.status, response.text, response.headers);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal.ts';
 import { notFound, teamArchived, uploadUrlRefused } from '../../errors/errors.ts';
@@ -86,11 +86,13 @@ select id, team_id, key_id, file_name, folder_path, folder_id, tags, is_public, 
   from jsonb_to_record(?::jsonb) as r(id uuid, team_id uuid, key_id uuid, file_name varchar, folder_path text[], folder_id uuid, tags text[],
                                       is_public boolean, max_size_bytes bigint, content_types text[], expires_at timestamptz)`;
 
+const COLUMNS = 'id, team_id, key_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types';
+
 const CLAIM = `
 update upload_url set state = 'claimed', claimed_at = now()
  where id = ? and team_id = ? and state = 'open' and expires_at > now()
    and not exists (select 1 from team where team.id = upload_url.team_id and team.archived)
-returning id, team_id, key_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types`;
+returning ${COLUMNS}`;
 
 // Only while nothing was committed under the upload's media id: a commit whose answer was lost
 // (the connection to PostgreSQL dropped after COMMIT) keeps the URL used.
@@ -117,8 +119,17 @@ export class UploadUrlService {
     this.deps = deps;
   }
 
-  /** Validates the options (400, 404 folderId), stores the row and answers the signed URL. */
-  async create(principal: Principal, input: unknown, limits: { maxMediaFileSize: number | null; routeMaxBytes: number }): Promise<CreatedUploadUrl> {
+  /**
+   * Validates the options (400, 404 folderId), stores the row and answers the signed URL.
+   * `record`: runs in the row's transaction with the answer (an Idempotency-Key records it there,
+   * so no crash leaves a URL made for a key that is free again, nor a key recording a URL never made).
+   */
+  async create(
+    principal: Principal,
+    input: unknown,
+    limits: { maxMediaFileSize: number | null; routeMaxBytes: number },
+    record?: (created: CreatedUploadUrl, em: EntityManager) => Promise<void>,
+  ): Promise<CreatedUploadUrl> {
     const data = parseInput(createUploadUrlSchema, input);
     const options = parseOptionFields(data);
     const em = this.deps.orm.em.fork();
@@ -127,22 +138,36 @@ export class UploadUrlService {
     const id = randomUUID();
     const expires = signer.nowSeconds() + (data.expiresInSeconds ?? UPLOAD_URL_DEFAULT_SECONDS);
     const expiresAt = new Date(expires * 1000);
-    // Expired rows answer nothing any more (the signature has expired too): each creation sweeps its team's.
-    await em.execute('delete from upload_url where team_id = ? and expires_at < now()', [principal.teamId]);
-    await em.execute(INSERT, [JSON.stringify({
-      id, team_id: principal.teamId, key_id: principal.keyId, file_name: options.fileName, folder_path: options.folderPath, folder_id: options.folderId,
-      tags: options.tags, is_public: options.public, max_size_bytes: data.maxSizeBytes ?? null, content_types: data.contentTypes ? [...new Set(data.contentTypes.map((type) => type.toLowerCase()))] : null,
-      expires_at: expiresAt.toISOString(),
-    })]);
     const maxSizeBytes = Math.min(data.maxSizeBytes ?? Infinity, limits.maxMediaFileSize ?? Infinity, limits.routeMaxBytes);
     const path = uploadUrlSignedPath(principal.teamId, id);
-    return {
+    const created: CreatedUploadUrl = {
       url: `${this.deps.publicUrl}/v1/cdn/media/${principal.teamId}/upload-urls/${id}${signer.signUntil(path, expires)}`,
       method: 'POST',
       fields: { name: 'file' },
       expiresAt: expiresAt.toISOString(),
       maxSizeBytes,
     };
+    const row = JSON.stringify({
+      id, team_id: principal.teamId, key_id: principal.keyId, file_name: options.fileName, folder_path: options.folderPath, folder_id: options.folderId,
+      tags: options.tags, is_public: options.public, max_size_bytes: data.maxSizeBytes ?? null, content_types: data.contentTypes ? [...new Set(data.contentTypes.map((type) => type.toLowerCase()))] : null,
+      expires_at: expiresAt.toISOString(),
+    });
+    const store = async (tx: EntityManager) => {
+      // Expired rows answer nothing any more (the signature has expired too): each creation sweeps its team's.
+      await tx.execute('delete from upload_url where team_id = ? and expires_at < now()', [principal.teamId]);
+      await tx.execute(INSERT, [row]);
+      if (record) await record(created, tx);
+    };
+    if (record) await em.transactional(store);
+    else await store(em);
+    return created;
+  }
+
+  /** What a URL fixes, whatever its state (a retried use replays through it); 404 when it is gone. */
+  async constraints(teamId: string, urlId: string): Promise<UploadUrlConstraints> {
+    const [row] = await this.deps.orm.em.fork().execute<UploadUrlRow[]>(`select ${COLUMNS} from upload_url where id = ? and team_id = ?`, [urlId, teamId]);
+    if (!row) throw notFound('upload URL', urlId);
+    return constraintsOf(row);
   }
 
   /** Checks the URL's signature and expiry: 403 altered or malformed, 410 expired. */

@@ -16,6 +16,7 @@ import {
   mediaListSchema, mediaFileSchema, planLimitsSchema, retriedSchema, tagListSchema, teamMemberSchema, uploadedMediaFileSchema, usageSchema,
 } from './schemas.ts';
 import { teamAdminOperations } from './team-operations.ts';
+import { idempotencyHeaders, replayedHeader } from './idempotency-docs.ts';
 import { uploadUrlOperations } from './upload-url-operations.ts';
 import { tusOperations } from './tus-operations.ts';
 import { teamFileOperations } from './team-file-operations.ts';
@@ -113,25 +114,6 @@ const rateLimitHeaders = z.object({
 });
 const retryAfter = z.int().meta({ description: 'Seconds to wait before retrying.', header: { id: 'RetryAfter' } });
 
-/** The Idempotency-Key request header and the Idempotent-Replayed answer header (docs/api.md, "Idempotent uploads"). */
-export const idempotencyHeaders = z.object({
-  'Idempotency-Key': z
-    .string()
-    .min(1)
-    .max(255)
-    .regex(/^[\x20-\x7e]+$/)
-    .optional()
-    .meta({
-      description:
-        'Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first ' +
-        'answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters.',
-      param: { id: 'IdempotencyKey' },
-    }),
-});
-export const replayedHeader = z.literal('true').meta({
-  description: 'Present on an answer replayed for a retried Idempotency-Key: the first request\'s status and body.',
-  header: { id: 'IdempotentReplayed' },
-});
 const uploadAnswerHeaders = rateLimitHeaders.extend({ 'Idempotent-Replayed': replayedHeader.optional() });
 
 const paging = z.object({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TUS_EXTENSIONS } from '../routes/media/tus-routes.ts';
+import { IDEMPOTENCY_ERRORS, idempotencyHeaders, replayedHeader } from './idempotency-docs.ts';
 import type { OperationDoc } from './operations.ts';
 
 /**
@@ -57,10 +58,12 @@ export const tusOperations: Record<string, OperationDoc> = {
     description:
       `${ACCESS} Upload-Length is reserved against the team's storage at once. Upload-Metadata keys: \`filename\` (required), ` +
       '`filetype`, `folder`, `folderId`, `tags` (comma list), `public`, each base64 as tus has it, validated like the upload options. ' +
-      'A body (Content-Type application/offset+octet-stream) is the first bytes of the file.',
+      'A body (Content-Type application/offset+octet-stream) is the first bytes of the file. With an Idempotency-Key, a retry with the same ' +
+      'Upload-Length and Upload-Metadata answers the first creation again (its Location, Upload-Expires, Upload-Offset; Idempotent-Replayed: true) ' +
+      'and creates nothing; the bytes of a creation-with-upload are not compared and a retry\'s are not stored: continue from the answered Upload-Offset.',
     tag: 'media',
     access: 'teamApiKey',
-    headers: z.object({
+    headers: idempotencyHeaders.extend({
       'Tus-Resumable': tusResumable,
       'Upload-Length': integerHeader('The file size in bytes.'),
       'Upload-Metadata': header('Comma-separated `key base64value` pairs; `filename` is required.'),
@@ -76,18 +79,22 @@ export const tusOperations: Record<string, OperationDoc> = {
           'Upload-Expires': uploadExpires,
           'Upload-Offset': integerHeader('With a body: bytes stored.').optional(),
           'Media-Id': mediaId.optional(),
+          'Idempotent-Replayed': replayedHeader.optional(),
           ...rateLimit,
         }),
       },
     },
     errors: {
       ...TUS_ERRORS,
-      400: 'Upload-Length missing or invalid, Upload-Metadata invalid or without filename, an invalid option; Upload-Defer-Length and Upload-Concat are not supported.',
+      400: 'Upload-Length missing or invalid, Upload-Metadata invalid or without filename, an invalid option or Idempotency-Key; Upload-Defer-Length and Upload-Concat are not supported.',
       402: 'Plan limit: Upload-Length above maxMediaFileSize, or more than the team has free (maxTeamStorage).',
       404: 'folderId names no folder of the team.',
+      409: IDEMPOTENCY_ERRORS[409],
       413: 'Upload-Length above Tus-Max-Size.',
       415: 'Blocked file name or filetype, or a body that is not application/offset+octet-stream.',
+      422: `${IDEMPOTENCY_ERRORS[422].slice(0, -1)}: another Upload-Length or Upload-Metadata.`,
     },
+    retryAfterOn: [409],
   },
   [`HEAD ${upload}`]: {
     operationId: 'tusStatus',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createUploadUrlSchema, UPLOAD_URL_MAX_SECONDS } from '../../domain/upload-urls/upload-url.service.ts';
 import { uploadOptionSchemas } from '../../upload/upload-options.ts';
+import { IDEMPOTENCY_ERRORS, idempotencyHeaders, replayableAnswerHeaders } from './idempotency-docs.ts';
 import type { OperationDoc } from './operations.ts';
 import { uploadedMediaFileSchema } from './schemas.ts';
 
@@ -33,13 +34,19 @@ export function uploadUrlOperations(mediaBase: string): Record<string, Operation
         + `the uploader sends. The URL expires after expiresInSeconds (at most ${UPLOAD_URL_MAX_SECONDS}).`,
       tag: 'media',
       access: 'teamApiKey',
+      headers: idempotencyHeaders,
       body: createUploadUrlSchema,
-      responses: { 201: { description: 'Created.', schema: uploadUrlSchema } },
-      errors: {
-        400: 'The body is not valid JSON, or an option is invalid as the upload routes judge it (the Error names it in `value`).',
-        404: 'folderId names no folder of the team.',
-        413: 'The body is larger than MAX_JSON_BODY_BYTES.',
+      responses: {
+        201: { description: 'Created (or, with Idempotent-Replayed, the URL the first request with this Idempotency-Key created).', schema: uploadUrlSchema, headers: replayableAnswerHeaders },
       },
+      errors: {
+        400: 'The body is not valid JSON, or an option is invalid as the upload routes judge it (the Error names it in `value`), or the Idempotency-Key is invalid.',
+        404: 'folderId names no folder of the team.',
+        409: IDEMPOTENCY_ERRORS[409],
+        413: 'The body is larger than MAX_JSON_BODY_BYTES.',
+        422: `${IDEMPOTENCY_ERRORS[422].slice(0, -1)}: another body.`,
+      },
+      retryAfterOn: [409],
     },
     [`POST ${mediaBase}/upload-urls/:urlId`]: {
       operationId: 'uploadToUrl',
@@ -54,19 +61,23 @@ export function uploadUrlOperations(mediaBase: string): Record<string, Operation
         signature: z.string().meta({ description: 'Part of the signed URL.' }),
         fileName: uploadOptionSchemas.fileName.optional().meta({ description: 'The file\'s name when the URL fixes none (a raw body needs one, here or in the URL).' }),
       }),
+      headers: idempotencyHeaders,
       bodyContent: { 'multipart/form-data': fileBody, '*/*': rawBody },
       bodyRequired: true,
-      responses: { 201: { description: 'Stored.', schema: uploadedMediaFileSchema } },
+      responses: {
+        201: { description: 'Stored (or, with Idempotent-Replayed, stored by the first use with this Idempotency-Key: a retry after a lost answer).', schema: uploadedMediaFileSchema, headers: replayableAnswerHeaders },
+      },
       errors: {
-        400: 'Malformed body, invalid fileName, no file, or a raw body without a file name.',
+        400: 'Malformed body, invalid fileName, no file, a raw body without a file name, or an invalid Idempotency-Key.',
         402: 'Plan limit: file larger than maxMediaFileSize, or the team storage (maxTeamStorage) is full.',
         403: 'The URL is altered or malformed (messageKey error.media.uploadUrlInvalid).',
         404: 'The URL is gone (its key or team was deleted), or the folder it names was deleted.',
         408: 'The body stopped arriving for UPLOAD_IDLE_TIMEOUT_SECONDS.',
-        409: 'An upload to this URL is running (messageKey error.media.uploadUrlInUse).',
-        410: 'The URL has expired (error.media.uploadUrlExpired) or was used (error.media.uploadUrlUsed).',
+        409: 'An upload to this URL is running (messageKey error.media.uploadUrlInUse), or a request with the same Idempotency-Key (error.media.idempotencyInFlight).',
+        410: 'The URL has expired (error.media.uploadUrlExpired) or was used (error.media.uploadUrlUsed; with the Idempotency-Key of the use that stored it, that use\'s answer is replayed instead).',
         413: 'The file is larger than the URL\'s maxSizeBytes, or the body than the route allows.',
         415: 'The file\'s type is not among the URL\'s contentTypes, or is blocked (HTML, JavaScript, executables, shell scripts, SVG).',
+        422: `${IDEMPOTENCY_ERRORS[422].slice(0, -1)}: another URL or content.`,
         429: 'Too many uses of this URL or of the team\'s upload URLs, or too many altered URLs from this address; retry after Retry-After.',
         503: 'Upload capacity busy (messageKey error.media.uploadBusy; retry after Retry-After), or storage unavailable.',
       },

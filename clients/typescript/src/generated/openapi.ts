@@ -280,7 +280,7 @@ export type paths = {
         put?: never;
         /**
          * tus: create a resumable upload (creation, creation-with-upload)
-         * @description Needs `team.media.upload`; a key with scope media:upload may call it. Upload-Length is reserved against the team's storage at once. Upload-Metadata keys: `filename` (required), `filetype`, `folder`, `folderId`, `tags` (comma list), `public`, each base64 as tus has it, validated like the upload options. A body (Content-Type application/offset+octet-stream) is the first bytes of the file.
+         * @description Needs `team.media.upload`; a key with scope media:upload may call it. Upload-Length is reserved against the team's storage at once. Upload-Metadata keys: `filename` (required), `filetype`, `folder`, `folderId`, `tags` (comma list), `public`, each base64 as tus has it, validated like the upload options. A body (Content-Type application/offset+octet-stream) is the first bytes of the file. With an Idempotency-Key, a retry with the same Upload-Length and Upload-Metadata answers the first creation again (its Location, Upload-Expires, Upload-Offset; Idempotent-Replayed: true) and creates nothing; the bytes of a creation-with-upload are not compared and a retry's are not stored: continue from the answered Upload-Offset.
          */
         post: operations["tusCreate"];
         delete?: never;
@@ -4475,7 +4475,10 @@ export interface operations {
     createUploadUrl: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The team; a team key must belong to it (401 otherwise). */
                 teamId: string;
@@ -4488,19 +4491,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created (or, with Idempotent-Replayed, the URL the first request with this Idempotency-Key created). */
             201: {
                 headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UploadUrl"];
                 };
             };
-            /** @description The body is not valid JSON, or an option is invalid as the upload routes judge it (the Error names it in `value`). */
+            /** @description The body is not valid JSON, or an option is invalid as the upload routes judge it (the Error names it in `value`), or the Idempotency-Key is invalid. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4536,8 +4537,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After). */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is larger than MAX_JSON_BODY_BYTES. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request (messageKey error.media.idempotencyKeyReused): another body. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4595,7 +4615,10 @@ export interface operations {
                 /** @description The file's name when the URL fixes none (a raw body needs one, here or in the URL). */
                 fileName?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The team; a team key must belong to it (401 otherwise). */
                 teamId: string;
@@ -4617,16 +4640,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Stored. */
+            /** @description Stored (or, with Idempotent-Replayed, stored by the first use with this Idempotency-Key: a retry after a lost answer). */
             201: {
                 headers: {
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UploadedMediaFile"];
                 };
             };
-            /** @description Malformed body, invalid fileName, no file, or a raw body without a file name. */
+            /** @description Malformed body, invalid fileName, no file, a raw body without a file name, or an invalid Idempotency-Key. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4671,7 +4695,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description An upload to this URL is running (messageKey error.media.uploadUrlInUse). */
+            /** @description An upload to this URL is running (messageKey error.media.uploadUrlInUse), or a request with the same Idempotency-Key (error.media.idempotencyInFlight). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4680,7 +4704,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The URL has expired (error.media.uploadUrlExpired) or was used (error.media.uploadUrlUsed). */
+            /** @description The URL has expired (error.media.uploadUrlExpired) or was used (error.media.uploadUrlUsed; with the Idempotency-Key of the use that stored it, that use's answer is replayed instead). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4700,6 +4724,15 @@ export interface operations {
             };
             /** @description The file's type is not among the URL's contentTypes, or is blocked (HTML, JavaScript, executables, shell scripts, SVG). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request (messageKey error.media.idempotencyKeyReused): another URL or content. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4751,6 +4784,8 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description The protocol version: `1.0.0`. 412 with Tus-Version when missing or different. */
                 "Tus-Resumable": string;
                 /** @description The file size in bytes. */
@@ -4782,6 +4817,7 @@ export interface operations {
                     "Upload-Expires": string;
                     "Upload-Offset"?: number;
                     "Media-Id"?: string;
+                    "Idempotent-Replayed"?: "true";
                     /** @description Requests allowed per window for this key. */
                     "RateLimit-Limit": number;
                     /** @description Requests left in the current window. */
@@ -4792,7 +4828,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Upload-Length missing or invalid, Upload-Metadata invalid or without filename, an invalid option; Upload-Defer-Length and Upload-Concat are not supported. */
+            /** @description Upload-Length missing or invalid, Upload-Metadata invalid or without filename, an invalid option or Idempotency-Key; Upload-Defer-Length and Upload-Concat are not supported. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4837,6 +4873,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After). */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Tus-Resumable is missing or not 1.0.0 (the answer names Tus-Version). */
             412: {
                 headers: {
@@ -4857,6 +4903,15 @@ export interface operations {
             };
             /** @description Blocked file name or filetype, or a body that is not application/offset+octet-stream. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request (messageKey error.media.idempotencyKeyReused): another Upload-Length or Upload-Metadata. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,6 +2,7 @@ import { TUS_RESUMABLE, TUS_VERSION } from '@tus/utils';
 import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
 import { Permission, Scope } from '../../../auth/permissions.ts';
 import type { Principal } from '../../../auth/principal.ts';
+import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
 import type { TusUploadRow } from '../../../domain/tus/tus-upload.repository.ts';
 import { badRequest, notFound, tusVersionUnsupported, unsupportedMediaType } from '../../../errors/errors.ts';
 import { isUuid } from '../../../domain/validation.ts';
@@ -10,9 +11,10 @@ import type { AdmissionGate } from '../../../limits/admission-gate.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
 import type { TusPatchResult, TusService } from '../../../upload/tus/tus-service.ts';
 import { authorizeMedia } from '../../guards.ts';
+import { runIdempotent, type IdempotentRouteDeps } from '../../idempotency.ts';
 import type { HttpRequest, HttpResult, Route } from '../../types.ts';
 
-export interface TusRouteDeps {
+export interface TusRouteDeps extends IdempotentRouteDeps {
   authenticator: ApiKeyAuthenticator;
   rateLimiter: RequestRateLimiter;
   gate: AdmissionGate;
@@ -20,6 +22,9 @@ export interface TusRouteDeps {
 }
 
 export const TUS_PATH = '/v1/cdn/media/:teamId/tus';
+const CREATE_ROUTE = `POST ${TUS_PATH}`;
+/** What a replayed creation answers again besides its status (Tus-Resumable is on every answer anyway). */
+const CREATION_KEPT_HEADERS = ['Location', 'Upload-Expires', 'Upload-Offset', 'Media-Id', 'Tus-Resumable'];
 export const TUS_UPLOAD_PATH = '/v1/cdn/media/:teamId/tus/:uploadId';
 /** The extensions this server speaks (tus 1.0.0). */
 export const TUS_EXTENSIONS = 'creation,creation-with-upload,termination,expiration';
@@ -120,20 +125,25 @@ export function tusRoutes(deps: TusRouteDeps): Route[] {
     {
       method: 'POST',
       pattern: TUS_PATH,
-      // Idempotency-Key (API-ADDITIONS) is to wrap this handler once the idempotency mechanism is merged: creation is the step to replay.
-      handler: tusHandler(async (request, principal) => {
+      handler: tusHandler(async (request, principal, rateHeaders) => {
         if (request.headers['upload-defer-length'] !== undefined) throw badRequest('Upload-Defer-Length is not supported: send Upload-Length', 'Upload-Defer-Length');
         if (request.headers['upload-concat'] !== undefined) throw badRequest('Upload-Concat is not supported', 'Upload-Concat');
         const length = integerHeader(request, 'Upload-Length');
+        const metadata = request.headers['upload-metadata'];
         const withUpload = hasBody(request);
         if (withUpload) checkPatchContentType(request);
-        const row = await tus.create(principal, { length, metadata: request.headers['upload-metadata'] });
-        const headers: Record<string, string> = {
-          Location: uploadLocation(principal.teamId, row.id),
-          'Upload-Expires': row.expiresAt.toUTCString(),
-        };
-        if (withUpload) Object.assign(headers, progressHeaders(await append(request, principal.teamId, row.id, 0)));
-        return { status: 201, headers };
+        // With an Idempotency-Key a retried creation answers the first one's Location: one upload, one reservation.
+        const what = { teamId: principal.teamId, route: CREATE_ROUTE, fingerprint: creationFingerprint(length, metadata), keptHeaders: CREATION_KEPT_HEADERS, headers: rateHeaders };
+        return runIdempotent(deps, request, what, async () => {
+          const row = await tus.create(principal, { length, metadata });
+          const headers: Record<string, string> = {
+            'Tus-Resumable': TUS_RESUMABLE,
+            Location: uploadLocation(principal.teamId, row.id),
+            'Upload-Expires': row.expiresAt.toUTCString(),
+          };
+          if (withUpload) Object.assign(headers, progressHeaders(await append(request, principal.teamId, row.id, 0)));
+          return { status: 201, headers };
+        });
       }),
     },
     {
@@ -160,6 +170,18 @@ export function tusRoutes(deps: TusRouteDeps): Route[] {
       }),
     },
   ];
+}
+
+/**
+ * What a creation asks for: its length and its metadata (pairs in any order are the same request).
+ * Not the bytes of a creation-with-upload: they are only the first part of the upload, whose
+ * offset the replay answers; the client goes on from that offset with PATCH, whose Upload-Offset
+ * check keeps every byte stored once. A retry may so send another first chunk (or none) and still
+ * be the same creation, and its body is never read for a comparison.
+ */
+function creationFingerprint(length: number, metadata: string | undefined): string {
+  const pairs = (metadata ?? '').split(',').map((pair) => pair.trim()).filter((pair) => pair !== '').sort();
+  return fingerprintOf({ length, metadata: pairs });
 }
 
 function headHeaders(row: TusUploadRow): Record<string, string> {

@@ -109,6 +109,14 @@ export interface UploadCall {
   rateHeaders: Record<string, string>;
   /** The media id to store the file as (see streamUpload); a new one otherwise. */
   mediaId?: string;
+  /** What the request states before its body besides its options (an upload URL's id), compared with the key's first request at once (422). */
+  statedUpFront?: Record<string, unknown>;
+  /**
+   * Wraps the store step, after the Idempotency-Key's claim and never for a replay: an upload URL
+   * is claimed before it (so a retry of a used URL replays rather than answering 410) and consumed
+   * or released after it.
+   */
+  aroundStore?: (store: () => Promise<HttpResult>) => Promise<HttpResult>;
 }
 
 /**
@@ -130,7 +138,7 @@ export function uploadRunner(deps: Omit<UploadRouteDeps, 'authenticator' | 'rate
       const busy = deps.gate.refusal(call.principal.teamId);
       if (busy) throw busy;
       const outcome = await deps.idempotency.claim({
-        teamId: call.principal.teamId, key, route: call.route, fingerprint: fingerprintOf({ options: call.options }),
+        teamId: call.principal.teamId, key, route: call.route, fingerprint: fingerprintOf({ options: call.options, ...call.statedUpFront }),
       });
       if (outcome.kind === 'completed') return replay(call, outcome.answer, outcome.contentFingerprint);
       claim = outcome.claim;
@@ -145,7 +153,8 @@ export function uploadRunner(deps: Omit<UploadRouteDeps, 'authenticator' | 'rate
   }
 
   function store(call: UploadCall, claim: IdempotencyClaim | null): Promise<HttpResult> {
-    return streamUpload(deps, call.request, call.prepare, call.createParser, call.rateHeaders, { mediaId: call.mediaId, idempotency: claim });
+    const run = () => streamUpload(deps, call.request, call.prepare, call.createParser, call.rateHeaders, { mediaId: call.mediaId, idempotency: claim });
+    return call.aroundStore ? call.aroundStore(run) : run();
   }
 
   /** A retry of a completed upload: its body is read and compared (nothing stored), then the first answer is given again. */

@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
 import type { Principal } from '../../../auth/principal.ts';
-import type { UploadUrlService } from '../../../domain/upload-urls/upload-url.service.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
+import type { IdempotencyClaim } from '../../../domain/idempotency/idempotency-keys.ts';
+import type { CreatedUploadUrl, UploadUrlService } from '../../../domain/upload-urls/upload-url.service.ts';
 import type { TeamStateCache } from '../../../domain/teams/team-state-cache.ts';
-import { badRequest } from '../../../errors/errors.ts';
+import { badRequest, idempotencyInFlight } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
 import type { FileStart } from '../../../upload/parsers/body-parser.ts';
@@ -14,9 +17,10 @@ import { refusalAtFileStart } from '../../../upload/file-refusal.ts';
 import { parseFileName, type UploadOptions } from '../../../upload/upload-options.ts';
 import { MAX_BODY_BYTES } from '../../../upload/upload-service.ts';
 import { authorizeMedia } from '../../guards.ts';
+import { patternOf, runIdempotent } from '../../idempotency.ts';
 import { ClientAbortedError } from '../../request-body.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
-import { mediaTarget, streamUpload, uploadAccess, type UploadRouteDeps } from './upload-routes.ts';
+import { mediaTarget, uploadAccess, uploadRunner, type UploadRouteDeps } from './upload-routes.ts';
 
 export interface UploadUrlRouteDeps extends UploadRouteDeps {
   uploadUrls: UploadUrlService;
@@ -28,16 +32,22 @@ export interface UploadUrlRouteDeps extends UploadRouteDeps {
   maxJsonBodyBytes: number;
 }
 
+const CREATE_ROUTE = 'POST /v1/cdn/media/:teamId/upload-urls';
+const USE_ROUTE = 'POST /v1/cdn/media/:teamId/upload-urls/:urlId';
+
 /** Why a use of an upload URL did not store a file: the label of media_upload_urls_refused_total. */
 export type UploadUrlRefusalReason =
   | 'invalid' | 'expired' | 'used' | 'in_use' | 'not_found' | 'rate_limited' | 'bad_request' | 'too_large' | 'team_limit' | 'type' | 'timeout'
-  | 'busy' | 'aborted' | 'failed';
+  | 'busy' | 'aborted' | 'failed' | 'idempotency';
 
 const REASON_BY_KEY: Record<string, UploadUrlRefusalReason> = {
   'error.media.uploadUrlInvalid': 'invalid',
   'error.media.uploadUrlExpired': 'expired',
   'error.media.uploadUrlUsed': 'used',
   'error.media.uploadUrlInUse': 'in_use',
+  // The Idempotency-Key's first use still runs (409) or was another request (422).
+  'error.media.idempotencyInFlight': 'idempotency',
+  'error.media.idempotencyKeyReused': 'idempotency',
 };
 const REASON_BY_STATUS: Record<number, UploadUrlRefusalReason> = {
   400: 'bad_request', 402: 'team_limit', 404: 'not_found', 408: 'timeout', 413: 'too_large', 415: 'type', 429: 'rate_limited', 503: 'busy',
@@ -63,11 +73,39 @@ function bodyForm(request: HttpRequest, uploaderName: string | null): BodyForm {
  * with it, without a key, as multipart or as the raw body, under the options and limits the URL
  * fixed. The checks of a use, in order: the client address's failed-authentication budget (429),
  * the signature (403, counted as a failed authentication) and expiry (410), the URL's and the
- * team's use budgets (429), the body's form (400), the claim (409 running, 410 used), then
- * everything an ordinary upload checks, from the headers first.
+ * team's use budgets (429), the body's form (400), the URL's row (404 gone), a raw body's name and
+ * type (400, 415), the Idempotency-Key (a replay, 409 running, 422 another request), the claim
+ * (409 running, 410 used), then everything an ordinary upload checks, from the headers first.
  */
 export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
   const { metrics } = deps;
+
+  /** Records a created URL as its Idempotency-Key's answer, in the URL row's transaction. */
+  const recordAnswer = async (claim: IdempotencyClaim, answer: CreatedUploadUrl, em: EntityManager): Promise<void> => {
+    // Taken over as stale (its instance looked gone): the request running under the key now answers; nothing is made here.
+    if (!(await deps.idempotency.complete(claim, { status: 201, body: answer }, em))) throw idempotencyInFlight();
+  };
+
+  const upload = uploadRunner(deps);
+
+  /** Runs the store step holding the URL's claim: consumed once the file is committed as `mediaId`, released when nothing was. */
+  const storeClaimed = async (request: HttpRequest, teamId: string, urlId: string, mediaId: string, store: () => Promise<HttpResult>): Promise<HttpResult> => {
+    await deps.uploadUrls.claim(teamId, urlId);
+    let committed = false;
+    try {
+      const result = await store();
+      committed = true;
+      metrics.uploadUrlsUsed.inc();
+      // Should this fail, the URL stays claimed: never usable again, which is what a used URL is.
+      await deps.uploadUrls.consume(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not marked used'));
+      return result;
+    } finally {
+      if (!committed) {
+        // Nothing was stored: the holder may retry with the same URL until it expires.
+        await deps.uploadUrls.release(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not released'));
+      }
+    }
+  };
 
   const useUrl = async (request: HttpRequest): Promise<HttpResult> => {
     const teamId = request.params['teamId']!;
@@ -83,60 +121,54 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
     await deps.uploadUrlLimits.perTeam.consume(teamId);
     const uploaderName = request.query.get('fileName');
     const form = bodyForm(request, uploaderName);
+    // What the URL fixes, read whatever its state: a retry of a used URL with its Idempotency-Key is replayed through it.
+    const url = await deps.uploadUrls.constraints(teamId, urlId);
 
-    const url = await deps.uploadUrls.claim(teamId, urlId);
-    const mediaId = randomUUID();
-    let committed = false;
-    try {
-      // What the URL fixed wins; the uploader may only name the file when the URL does not.
-      const options: UploadOptions = { ...url.options, fileName: url.options.fileName ?? (uploaderName === null ? null : parseFileName(uploaderName)) };
-      const constraints: FileConstraints = { maxFileBytes: url.maxSizeBytes, contentTypes: url.contentTypes };
-      if (form.route === 'raw') {
-        // The raw body's headers are the file's: its name and type are judged before any byte.
-        if (options.fileName === null) throw badRequest('The file has no name; give fileName', 'fileName');
-        const refusal = refusalAtFileStart(options, form.file) ?? declaredTypeRefusal(constraints, form.file.declaredType);
-        if (refusal) throw refusal;
-      }
-      // The upload acts for the key that made the URL, with no permission of its own beyond this one file.
-      const principal: Principal = { keyId: url.keyId, teamId, memberId: null, actingMemberId: null, teamArchived: false, permissions: new Set(), scopes: [] };
-      const result = await streamUpload(
-        deps,
-        request,
-        () => deps.uploads.prepare(principal, form.route, request.body.declaredLength, mediaTarget(deps, principal, form.route, options), constraints),
-        (events) => (form.route === 'multipart' ? new MultipartParser(form.boundary, events) : new RawBodyParser(form.file, events)),
-        { 'Cache-Control': 'no-store' },
-        { mediaId },
-      );
-      committed = true;
-      metrics.uploadUrlsUsed.inc();
-      // Should this fail, the URL stays claimed: never usable again, which is what a used URL is.
-      await deps.uploadUrls.consume(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not marked used'));
-      return result;
-    } finally {
-      if (!committed) {
-        // Nothing was stored: the holder may retry with the same URL until it expires.
-        await deps.uploadUrls.release(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not released'));
-      }
+    // What the URL fixed wins; the uploader may only name the file when the URL does not.
+    const options: UploadOptions = { ...url.options, fileName: url.options.fileName ?? (uploaderName === null ? null : parseFileName(uploaderName)) };
+    const constraints: FileConstraints = { maxFileBytes: url.maxSizeBytes, contentTypes: url.contentTypes };
+    if (form.route === 'raw') {
+      // The raw body's headers are the file's: its name and type are judged before any byte.
+      if (options.fileName === null) throw badRequest('The file has no name; give fileName', 'fileName');
+      const refusal = refusalAtFileStart(options, form.file) ?? declaredTypeRefusal(constraints, form.file.declaredType);
+      if (refusal) throw refusal;
     }
+    // The upload acts for the key that made the URL, with no permission of its own beyond this one file.
+    const principal: Principal = { keyId: url.keyId, teamId, memberId: null, actingMemberId: null, teamArchived: false, permissions: new Set(), scopes: [] };
+    const target = mediaTarget(deps, principal, form.route, options);
+    const mediaId = randomUUID();
+    return upload({
+      request, route: USE_ROUTE, kind: form.route, principal, options, target, mediaId,
+      rateHeaders: { 'Cache-Control': 'no-store' },
+      statedUpFront: { urlId },
+      prepare: () => deps.uploads.prepare(principal, form.route, request.body.declaredLength, target, constraints),
+      createParser: (events) => (form.route === 'multipart' ? new MultipartParser(form.boundary, events) : new RawBodyParser(form.file, events)),
+      // Claimed only after the Idempotency-Key: a retry whose first use committed is replayed, not refused as used.
+      aroundStore: (store) => storeClaimed(request, teamId, urlId, mediaId, store),
+    });
   };
 
   return [
     {
       method: 'POST',
-      pattern: '/v1/cdn/media/:teamId/upload-urls',
-      // Idempotency-Key (issue 13.1) wraps this handler: it stores nothing but the URL's row.
+      pattern: patternOf(CREATE_ROUTE),
       handler: async (request) => {
         const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
         const body = await request.body.json(deps.maxJsonBodyBytes);
-        const team = await deps.teamStates.get(principal.teamId);
-        const created = await deps.uploadUrls.create(principal, body, { maxMediaFileSize: team.limits.maxMediaFileSize, routeMaxBytes: MAX_BODY_BYTES.raw });
-        metrics.uploadUrlsCreated.inc();
-        return json(201, created, { ...headers, 'Cache-Control': 'no-store' });
+        const answerHeaders = { ...headers, 'Cache-Control': 'no-store' };
+        // With an Idempotency-Key, a retry gets the same URL: the answer is recorded with the URL's row.
+        return runIdempotent(deps, request, { teamId: principal.teamId, route: CREATE_ROUTE, fingerprint: fingerprintOf(body), headers: answerHeaders }, async (claim) => {
+          const team = await deps.teamStates.get(principal.teamId);
+          const limits = { maxMediaFileSize: team.limits.maxMediaFileSize, routeMaxBytes: MAX_BODY_BYTES.raw };
+          const created = await deps.uploadUrls.create(principal, body, limits, claim ? (answer, em) => recordAnswer(claim, answer, em) : undefined);
+          metrics.uploadUrlsCreated.inc();
+          return { ...json(201, created, answerHeaders), recorded: claim !== null };
+        });
       },
     },
     {
       method: 'POST',
-      pattern: '/v1/cdn/media/:teamId/upload-urls/:urlId',
+      pattern: patternOf(USE_ROUTE),
       handler: async (request) => {
         try {
           return await useUrl(request);
