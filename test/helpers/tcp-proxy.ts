@@ -18,8 +18,20 @@ export interface TcpProxy {
 
 const LOOPBACK = '127.0.0.1';
 
-export async function startTcpProxy(backendPort: number): Promise<TcpProxy> {
+export interface TcpProxyOptions {
+  /**
+   * Cut every connection as soon as the bytes forwarded to the backend pass each of these in turn:
+   * a connection lost in the middle of a request body, at a point the test controls.
+   */
+  cutAfter?: number[];
+  /** Runs right after each of those cuts, with its index. */
+  onCut?: (index: number) => void;
+}
+
+export async function startTcpProxy(backendPort: number, options: TcpProxyOptions = {}): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  const cuts = [...(options.cutAfter ?? [])];
+  let cutIndex = 0;
   let bytesToBackend = 0;
   let server: Server | null = null;
   let port = 0;
@@ -37,6 +49,11 @@ export async function startTcpProxy(backendPort: number): Promise<TcpProxy> {
       track(backend);
       client.on('data', (chunk: Buffer) => {
         bytesToBackend += chunk.length;
+        if (cuts.length > 0 && bytesToBackend >= cuts[0]!) {
+          cuts.shift();
+          cut();
+          options.onCut?.(cutIndex++);
+        }
       });
       client.pipe(backend);
       backend.pipe(client);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { connect, createServer, type Socket } from 'node:net';
+import { startTcpProxy } from './tcp-proxy.ts';
 import { Upload, type UploadOptions } from 'tus-js-client';
 import type { TestServer } from './server.ts';
 
@@ -86,48 +86,13 @@ export function tusMetadata(pairs: Record<string, string>): string {
 export async function cuttingProxy(
   backendPort: number, cutAfter: number[], onCut: (index: number) => void = () => undefined,
 ): Promise<{ baseUrl: string; readonly forwarded: number; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const cuts = [...cutAfter];
-  let index = 0;
-  let forwarded = 0;
-  const track = (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => undefined);
-  };
-  const server = createServer((client) => {
-    const backend = connect({ host: '127.0.0.1', port: backendPort });
-    track(client);
-    track(backend);
-    client.on('data', (chunk: Buffer) => {
-      forwarded += chunk.length;
-      if (cuts.length > 0 && forwarded >= cuts[0]!) {
-        cuts.shift();
-        for (const socket of sockets) socket.resetAndDestroy();
-        sockets.clear();
-        onCut(index++);
-      }
-    });
-    client.pipe(backend);
-    backend.pipe(client);
-    const end = () => {
-      client.destroy();
-      backend.destroy();
-    };
-    client.on('close', end);
-    backend.on('close', end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
+  const proxy = await startTcpProxy(backendPort, { cutAfter, onCut });
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://${proxy.address}`,
     get forwarded() {
-      return forwarded;
+      return proxy.bytesToBackend;
     },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close: () => proxy.close(),
   };
 }
 

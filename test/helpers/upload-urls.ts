@@ -1,7 +1,6 @@
 import { request as httpRequest } from 'node:http';
-import { assertAnswer } from './openapi-answers.ts';
 import type { ApiResponse, TestServer } from './server.ts';
-import { multipartBody, type MultipartFile } from './uploads.ts';
+import { answerOf, multipartBody, type MultipartFile } from './uploads.ts';
 
 /** POST /upload-urls with the team key; throws unless 201. */
 export async function createUploadUrl(server: TestServer, teamId: string, key: string, body: Record<string, unknown> = {}) {
@@ -17,44 +16,20 @@ export async function createUploadUrl(server: TestServer, teamId: string, key: s
  */
 export function postToUrl(url: string, body: Buffer, headers: Record<string, string> = {}, options: { chunked?: boolean } = {}): Promise<ApiResponse> {
   const target = new URL(url);
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(target, {
-      method: 'POST',
-      headers: options.chunked ? { ...headers, 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length), ...headers },
-    });
-    request.on('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        try {
-          assertAnswer({ method: 'POST', path: `${target.pathname}${target.search}`, status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? null, text });
-        } catch (error) {
-          reject(error);
-          return;
-        }
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          // leave text
-        }
-        resolve({ status: response.statusCode ?? 0, headers: new Headers(response.headers as Record<string, string>), body: parsed as any });
-      });
-    });
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EPIPE' || error.code === 'ECONNRESET') return;
-      reject(error);
-    });
-    if (options.chunked) {
-      // In pieces, so that a refusal mid-body can come before the end.
-      const piece = 64 * 1024;
-      for (let offset = 0; offset < body.length; offset += piece) request.write(body.subarray(offset, offset + piece));
-      request.end();
-    } else {
-      request.end(body);
-    }
+  const request = httpRequest(target, {
+    method: 'POST',
+    headers: options.chunked ? { ...headers, 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length), ...headers },
   });
+  const answer = answerOf(request, 'POST', `${target.pathname}${target.search}`);
+  if (options.chunked) {
+    // In pieces, so that a refusal mid-body can come before the end.
+    const piece = 64 * 1024;
+    for (let offset = 0; offset < body.length; offset += piece) request.write(body.subarray(offset, offset + piece));
+    request.end();
+  } else {
+    request.end(body);
+  }
+  return answer;
 }
 
 /** Uses an upload URL with a multipart body holding `files` (and text `fields`). */

@@ -57,13 +57,13 @@ export async function uploadJson(server: TestServer, teamId: string, key: string
   return send(server, 'POST', `/v1/cdn/media/${teamId}/upload`, key, payload, { 'content-type': 'application/json' });
 }
 
-/** Sends a body over node:http; a refusal that closes the connection early still yields its response. */
-export function send(server: TestServer, method: string, path: string, key: string, body: Buffer, headers: Record<string, string> = {}): Promise<ApiResponse> {
+/**
+ * Reads an answer to a request sent over node:http: resolves it once whole (JSON parsed when it is
+ * JSON) after checking it against the OpenAPI document; a refusal that closes the connection while
+ * the body is still being written (EPIPE, ECONNRESET) still yields its answer.
+ */
+export function answerOf(request: ClientRequest, method: string, path: string): Promise<ApiResponse> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(`${server.baseUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-length': String(body.length), ...headers },
-    });
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -84,13 +84,22 @@ export function send(server: TestServer, method: string, path: string, key: stri
         resolve({ status: response.statusCode ?? 0, headers: new Headers(response.headers as Record<string, string>), body: parsed as any });
       });
     });
-    // The server may answer and close before the whole body is written.
     request.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EPIPE' || error.code === 'ECONNRESET') return;
       reject(error);
     });
-    request.end(body);
   });
+}
+
+/** Sends a body over node:http; a refusal that closes the connection early still yields its response. */
+export function send(server: TestServer, method: string, path: string, key: string, body: Buffer, headers: Record<string, string> = {}): Promise<ApiResponse> {
+  const request = httpRequest(`${server.baseUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-length': String(body.length), ...headers },
+  });
+  const answer = answerOf(request, method, path);
+  request.end(body);
+  return answer;
 }
 
 export interface TeamStorageState {

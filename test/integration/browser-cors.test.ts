@@ -1,43 +1,13 @@
-import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import t, { type Test } from 'tap';
+import type { Page } from 'playwright-core';
+import t from 'tap';
+import { launchChromiumOrSkip, pageOnOwnOrigin } from '../helpers/browser.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { pngLike, uploadMultipart } from '../helpers/uploads.ts';
 
 // CORS in a real browser: a page on another localhost origin calls the API the way web panels and
 // FiveM's NUI (screenshot-basic's requestScreenshotUpload) do. Needs Chromium (Debian's `chromium`).
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-if (!existsSync(CHROMIUM)) {
-  // A plan of 0 with a reason: tap reports the file as skipped, with this message.
-  t.plan(0, `browser CORS test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
-  process.exit(0);
-}
-
-const browser: Browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
-t.teardown(() => browser.close());
-
-/** A page on its own origin (another port of localhost), served by a tiny HTTP server. */
-async function pageOrigin(t: Test): Promise<{ origin: string; page: Page }> {
-  const server: Server = createServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    response.end('<!doctype html><title>panel</title><p>panel</p>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const context = await browser.newContext();
-  t.teardown(() => context.close());
-  const page = await context.newPage();
-  await page.goto(`${origin}/`);
-  return { origin, page };
-}
+const browser = await launchChromiumOrSkip(t, 'browser CORS test');
 
 interface Outcome {
   ok: boolean;
@@ -99,7 +69,7 @@ async function runInPage(page: Page, api: { baseUrl: string; teamId: string; key
 t.test('CORS_ORIGINS=*: a page on another origin uploads, lists and fetches files', async (t) => {
   const server: TestServer = await startTestServer(t);
   const team = await server.createTeam('Alpha');
-  const { page } = await pageOrigin(t);
+  const { page } = await pageOnOwnOrigin(t, browser);
   const results = await runInPage(page, { baseUrl: server.baseUrl, teamId: team.teamId, key: team.key, fileUrl: null });
 
   const multipart = results.multipart as Outcome;
@@ -118,7 +88,7 @@ t.test('CORS_ORIGINS=*: a page on another origin uploads, lists and fetches file
 });
 
 t.test('CORS_ORIGINS naming the page: allowed; naming another origin: blocked', async (t) => {
-  const { origin, page } = await pageOrigin(t);
+  const { origin, page } = await pageOnOwnOrigin(t, browser);
 
   t.test('the page is listed', async (t) => {
     const server = await startTestServer(t, { settings: { CORS_ORIGINS: `https://cfx-nui-screenshot-basic,${origin}` } });

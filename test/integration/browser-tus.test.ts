@@ -1,9 +1,6 @@
-import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { chromium, type Browser } from 'playwright-core';
 import t from 'tap';
+import { launchChromiumOrSkip, pageOnOwnOrigin } from '../helpers/browser.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { teamStorageState } from '../helpers/uploads.ts';
 
@@ -11,33 +8,12 @@ import { teamStorageState } from '../helpers/uploads.ts';
 // headers and the answers expose Location, Upload-Offset and Media-Id, so a browser can create,
 // interrupt, resume (HEAD) and finish an upload. Needs Chromium (Debian's `chromium`).
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-if (!existsSync(CHROMIUM)) {
-  t.plan(0, `browser tus test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
-  process.exit(0);
-}
-
 const tusBundle = createRequire(import.meta.url).resolve('tus-js-client/dist/tus.min.js');
+const browser = await launchChromiumOrSkip(t, 'browser tus test');
 const server = await startTestServer(t, { settings: { RATE_LIMIT_POINTS: 100_000 } });
-const browser: Browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
-t.teardown(() => browser.close());
-
 t.test('a page on another origin uploads with tus-js-client, interrupted and resumed, and reads the Media-Id', async (t) => {
   const team = await server.createTeam('BrowserTus', 'enterprise');
-  const page_server: Server = createServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    response.end('<!doctype html><title>panel</title><p>panel</p>');
-  });
-  await new Promise<void>((resolve) => page_server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => page_server.close(() => resolve())));
-  const context = await browser.newContext();
-  t.teardown(() => context.close());
-  const page = await context.newPage();
-  await page.goto(`http://127.0.0.1:${(page_server.address() as AddressInfo).port}/`);
+  const { page } = await pageOnOwnOrigin(t, browser);
   await page.addScriptTag({ path: tusBundle });
 
   const size = 3 * 1024 * 1024;

@@ -1,18 +1,10 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
 import t from 'tap';
+import { chromiumMissing, launchChromium } from '../helpers/browser.ts';
 import { startTestServer } from '../helpers/server.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
-
-t.test('GET /docs renders the API description in headless Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium)` }, async (t) => {
+t.test('GET /docs renders the API description in headless Chromium', { skip: chromiumMissing() ?? false }, async (t) => {
   const server = await startTestServer(t);
-  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  t.teardown(() => browser.close());
+  const browser = await launchChromium(t);
   const page = await browser.newPage();
 
   const problems: string[] = [];

@@ -1,8 +1,5 @@
-import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
 import t from 'tap';
+import { launchChromiumOrSkip, pageOnOwnOrigin } from '../helpers/browser.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { createUploadUrl } from '../helpers/upload-urls.ts';
 import { teamStorageState } from '../helpers/uploads.ts';
@@ -10,35 +7,12 @@ import { teamStorageState } from '../helpers/uploads.ts';
 // A page on another origin uploads a FormData to an upload URL without any key, the way a game
 // client's in-game browser would (FiveM NUI). Needs Chromium (Debian's `chromium`).
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-if (!existsSync(CHROMIUM)) {
-  t.plan(0, `browser upload URL test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
-  process.exit(0);
-}
-
-const browser: Browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
-t.teardown(() => browser.close());
-
+const browser = await launchChromiumOrSkip(t, 'browser upload URL test');
 const server = await startTestServer(t);
-const pageServer: Server = createServer((_request, response) => {
-  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-  response.end('<!doctype html><title>game client</title><p>game client</p>');
-});
-await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve));
-t.teardown(() => new Promise<void>((resolve) => pageServer.close(() => resolve())));
-const origin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
-
 t.test('a page on another origin uploads a FormData to an upload URL, with no key; a second try is refused', async (t) => {
   const team = await server.createTeam('Browser');
   const { url } = await createUploadUrl(server, team.teamId, team.key, { tags: ['player:42'], contentTypes: ['image/*'] });
-  const context = await browser.newContext();
-  t.teardown(() => context.close());
-  const page = await context.newPage();
-  await page.goto(`${origin}/`);
+  const { page } = await pageOnOwnOrigin(t, browser, 'game client');
   const outcome = await page.evaluate(async (target) => {
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 1, 2, 3, 4, 5, 6, 7, 8]);
     const send = async () => {
