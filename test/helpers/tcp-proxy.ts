@@ -7,6 +7,8 @@ export interface TcpProxy {
   address: string;
   /** Bytes forwarded from clients to the backend so far. */
   readonly bytesToBackend: number;
+  /** With loseFirstAnswer: whether an answer was lost yet. */
+  readonly answerLost: boolean;
   /** Resets every current connection (both sides); new connections are still accepted. */
   cut(): void;
   /** Stops listening, so new connections are refused (ECONNREFUSED); current ones stay. */
@@ -26,6 +28,8 @@ export interface TcpProxyOptions {
   cutAfter?: number[];
   /** Runs right after each of those cuts, with its index. */
   onCut?: (index: number) => void;
+  /** Reset the first connection whose backend starts answering, so its client never reads the answer. */
+  loseFirstAnswer?: boolean;
 }
 
 export async function startTcpProxy(backendPort: number, options: TcpProxyOptions = {}): Promise<TcpProxy> {
@@ -33,6 +37,7 @@ export async function startTcpProxy(backendPort: number, options: TcpProxyOption
   const cuts = [...(options.cutAfter ?? [])];
   let cutIndex = 0;
   let bytesToBackend = 0;
+  let answerLost = false;
   let server: Server | null = null;
   let port = 0;
 
@@ -56,7 +61,19 @@ export async function startTcpProxy(backendPort: number, options: TcpProxyOption
         }
       });
       client.pipe(backend);
-      backend.pipe(client);
+      if (options.loseFirstAnswer) {
+        backend.on('data', (chunk: Buffer) => {
+          if (answerLost) {
+            client.write(chunk);
+            return;
+          }
+          answerLost = true;
+          client.resetAndDestroy();
+          backend.destroy();
+        });
+      } else {
+        backend.pipe(client);
+      }
       const end = () => {
         client.destroy();
         backend.destroy();
@@ -94,6 +111,9 @@ export async function startTcpProxy(backendPort: number, options: TcpProxyOption
     address: `${LOOPBACK}:${port}`,
     get bytesToBackend() {
       return bytesToBackend;
+    },
+    get answerLost() {
+      return answerLost;
     },
     cut,
     async refuse() {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { startTcpProxy } from './tcp-proxy.ts';
 import { Upload, type UploadOptions } from 'tus-js-client';
 import type { TestServer } from './server.ts';
+import { startTcpProxy } from './tcp-proxy.ts';
 
 export function tusEndpoint(server: { baseUrl: string }, teamId: string): string {
   return `${server.baseUrl}/v1/cdn/media/${teamId}/tus`;
@@ -98,37 +98,12 @@ export async function cuttingProxy(
 
 /** A proxy that loses the answer to the first request it forwards (the connection is reset once the backend starts answering). */
 export async function firstAnswerLosingProxy(backendPort: number) {
-  const sockets = new Set<Socket>();
-  let lost = false;
-  const proxy = createServer((client) => {
-    const backend = connect({ host: '127.0.0.1', port: backendPort });
-    for (const socket of [client, backend]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => sockets.delete(socket));
-    }
-    client.pipe(backend);
-    backend.on('data', (chunk: Buffer) => {
-      if (!lost) {
-        lost = true;
-        client.resetAndDestroy();
-        backend.destroy();
-        return;
-      }
-      client.write(chunk);
-    });
-    client.on('close', () => backend.destroy());
-    backend.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const proxy = await startTcpProxy(backendPort, { loseFirstAnswer: true });
   return {
-    baseUrl: `http://127.0.0.1:${(proxy.address() as { port: number }).port}`,
+    baseUrl: `http://${proxy.address}`,
     get lost() {
-      return lost;
+      return proxy.answerLost;
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => proxy.close(resolve));
-    },
+    close: () => proxy.close(),
   };
 }

@@ -310,9 +310,15 @@ t.test('termination releases the reservation and removes the bytes', async (t) =
   t.equal((await tusRequest(server, 'DELETE', path, team.key)).status, 404);
   await expectNothingCounted(t, server, team.teamId, before);
   t.same(await tusTempFiles(), []);
-  // The real client terminates too.
-  const run = tusUpload(server, team.teamId, team.key, pngLike(48 * MiB), { cutAt: [MiB], onCut: () => undefined });
+  // The real client terminates too: its connection is cut (and the client stopped) after 1 MiB reached
+  // the service, so the upload cannot have finished before the termination.
+  let run: ReturnType<typeof tusUpload> | undefined;
+  const proxy = await cuttingProxy(server.app.port, [MiB], () => void run?.upload.abort());
+  t.teardown(() => proxy.close());
+  run = tusUpload({ baseUrl: proxy.baseUrl }, team.teamId, team.key, pngLike(48 * MiB));
+  run.done.catch(() => undefined); // aborted: it never settles as a success
   await waitForOffset(team.teamId);
+  await waitUnlocked(run.upload.url!);
   const url = run.upload.url!;
   await Upload.terminate(url, { headers: { Authorization: `Bearer ${team.key}` } });
   await expectNothingCounted(t, server, team.teamId, before);
