@@ -129,8 +129,3 @@ export async function startService(options: ServiceOptions, label = `service-${o
     throw error;
   }
 }
-
-/** Removes the files the fs driver stored (objects and temp files); the service keeps running. */
-export async function clearFsFiles(dataDir: string): Promise<void> {
-  await rm(join(dataDir, 'files', 'media'), { recursive: true, force: true });
-}
