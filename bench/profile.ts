@@ -140,7 +140,8 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
   const service = await startService(
     {
       driver: 'fs', databaseUrl, dataDir, s3: null, s3KeyPrefix: '', authSecret: randomBytes(24).toString('hex'),
-      extra: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}${options.perf ? ' --perf-basic-prof' : ''}` },
+      // BENCH_SERVICE_NODE_OPTIONS (as in the bench) adds to the profiler's own options.
+      extra: { NODE_OPTIONS: [`--cpu-prof --cpu-prof-dir=${profileDir}`, options.perf ? '--perf-basic-prof' : '', process.env.BENCH_SERVICE_NODE_OPTIONS ?? ''].filter(Boolean).join(' ') },
     },
     `service-profile-${name}`,
   );
