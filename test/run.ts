@@ -90,17 +90,14 @@ database = db;
 
 let failed = false;
 console.log(`\n== tests against embedded PostgreSQL (server log: ${serverLog})\n`);
-// The service runs with AsyncLocalStorage on AsyncContextFrame (`npm start`'s flag), and so do the
-// services the tests start in their own processes.
-const nodeOptions = `${process.env.NODE_OPTIONS ?? ''} --experimental-async-context-frame`.trim();
-const embeddedEnv = { ...process.env, NODE_OPTIONS: nodeOptions, TEST_PG_URL: db.url, TEST_PG_KIND: 'embedded' };
+const embeddedEnv = { ...process.env, TEST_PG_URL: db.url, TEST_PG_KIND: 'embedded' };
 if ((await run('npx', ['tap', ...tapArgs], embeddedEnv)) !== 0) failed = true;
 
 const serverUrl = process.env.TEST_DATABASE_URL;
 if (serverUrl) {
   const files = tapArgs.length > 0 || process.env.TEST_SERVER_PASS === 'all' ? tapArgs : serverPassFiles();
   console.log(`\n== tests against TEST_DATABASE_URL${files === tapArgs ? '' : ` (${files.length} files that run SQL; TEST_SERVER_PASS=all for every file)`}\n`);
-  const serverEnv = { ...process.env, NODE_OPTIONS: nodeOptions, TEST_PG_URL: serverUrl, TEST_PG_KIND: 'server' };
+  const serverEnv = { ...process.env, TEST_PG_URL: serverUrl, TEST_PG_KIND: 'server' };
   if ((await run('npx', ['tap', ...files], serverEnv)) !== 0) failed = true;
 }
 
