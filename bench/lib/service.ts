@@ -111,7 +111,8 @@ async function operator(origin: string, secret: string, method: string, path: st
  */
 export async function startService(options: ServiceOptions, label = `service-${options.driver}`): Promise<RunningService> {
   await mkdir(options.dataDir, { recursive: true });
-  const started = await startNode(label, ['src/main.ts'], serviceEnv(options));
+  // As `npm start` runs it (package.json): AsyncLocalStorage on AsyncContextFrame (docs/performance.md).
+  const started = await startNode(label, ['--experimental-async-context-frame', 'src/main.ts'], serviceEnv(options));
   try {
     await waitHealthy(started.origin);
     const created = await operator(started.origin, options.authSecret, 'POST', '/v1/admin/teams', {

@@ -24,7 +24,7 @@ export async function spawnService(
   options: { env: Record<string, string>; cwd?: string; isReady?: (line: string) => boolean },
 ): Promise<RunningService> {
   const isReady = options.isReady ?? ((line: string) => line.includes('"msg":"ready"'));
-  const child = spawn(process.execPath, ['src/main.ts'], { cwd: options.cwd ?? repo, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--experimental-async-context-frame', 'src/main.ts'], { cwd: options.cwd ?? repo, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
   t.teardown(() => {
