@@ -1,4 +1,7 @@
+import type { Test } from 'tap';
 import { connectPg } from './database.ts';
+import { RawConnection } from './raw-connection.ts';
+import { eventually } from './wait.ts';
 
 export interface CommitHold {
   /** True once an upload commit of the team waits for the held row. */
@@ -33,4 +36,18 @@ export async function holdTeamCommits(databaseUrl: string, teamId: string): Prom
       await observer.end();
     },
   };
+}
+
+/**
+ * Sends a whole request (`head` ends with the blank line) on a raw connection, waits until its
+ * commit waits on `hold`, drops the connection before any answer, then releases the hold: the
+ * upload lands with its answer lost.
+ */
+export async function sendAndLoseAnswer(t: Test, port: number, head: string, body: Buffer, hold: CommitHold): Promise<void> {
+  const connection = await RawConnection.open(port);
+  connection.write(head);
+  connection.write(body);
+  t.ok(await eventually(() => hold.waiting()), 'the whole body arrived and its commit is under way');
+  connection.destroy(); // the client is gone before any answer
+  await hold.release();
 }

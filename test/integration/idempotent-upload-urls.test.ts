@@ -5,9 +5,8 @@
 // does not hold the key nor the URL).
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { holdTeamCommits } from '../helpers/commit-hold.ts';
+import { holdTeamCommits, sendAndLoseAnswer } from '../helpers/commit-hold.ts';
 import { connectPg } from '../helpers/database.ts';
-import { RawConnection } from '../helpers/raw-connection.ts';
 import { expectError, startTestServer, type CreatedTeam } from '../helpers/server.ts';
 import { settledObjects } from '../helpers/storage.ts';
 import { createUploadUrl, postToUrl } from '../helpers/upload-urls.ts';
@@ -116,15 +115,12 @@ t.test('using: a retry after the answer was lost replays the first answer; nothi
 
   const hold = await holdTeamCommits(server.databaseUrl, team.teamId);
   const target = new URL(url);
-  const connection = await RawConnection.open(server.app.port);
-  connection.write(
+  await sendAndLoseAnswer(
+    t, server.app.port,
     `POST ${target.pathname}${target.search} HTTP/1.1\r\nHost: x\r\nIdempotency-Key: ${key}\r\n` +
       `Content-Type: image/png\r\nContent-Length: ${content.length}\r\n\r\n`,
+    content, hold,
   );
-  connection.write(content);
-  t.ok(await eventually(() => hold.waiting()), 'the whole body arrived and its commit is under way');
-  connection.destroy(); // the client is gone before any answer
-  await hold.release();
 
   let listed: any;
   t.ok(

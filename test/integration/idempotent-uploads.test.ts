@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import t from 'tap';
 import { fingerprintOf } from '../../src/domain/idempotency/idempotency-key.ts';
 import { parseMultipartOptions } from '../../src/upload/upload-options.ts';
-import { holdTeamCommits } from '../helpers/commit-hold.ts';
+import { holdTeamCommits, sendAndLoseAnswer } from '../helpers/commit-hold.ts';
 import { createTeam as createCrashTeam, prepareInstance, startService } from '../helpers/crashed-instance.ts';
 import { connectPg } from '../helpers/database.ts';
 import { assertAnswer } from '../helpers/openapi-answers.ts';
@@ -62,15 +62,12 @@ for (const driver of ['fs', 's3'] as Driver[]) {
 
     const hold = await holdTeamCommits(server.databaseUrl, team.teamId);
     const { body, contentType } = multipartBody([{ content, fileName: 'lost.png', contentType: 'image/png' }]);
-    const connection = await RawConnection.open(server.app.port);
-    connection.write(
+    await sendAndLoseAnswer(
+      t, server.app.port,
       `POST ${uploadPath(team.teamId, 'tags=lost')} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${team.key}\r\nIdempotency-Key: ${key}\r\n` +
         `Content-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`,
+      body, hold,
     );
-    connection.write(body);
-    t.ok(await eventually(() => hold.waiting()), 'the whole body arrived and its commit is under way');
-    connection.destroy(); // the client is gone before any answer
-    await hold.release();
 
     let listed: any;
     t.ok(
