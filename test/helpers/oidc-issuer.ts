@@ -21,6 +21,8 @@ export interface OidcIssuer {
    * sends the browser to (the redirect URI with code or error, state and iss).
    */
   authorize(authorizationUrl: string, decision: { as: string } | { deny: true }): Promise<URL>;
+  /** Registers the client's redirect URI (the service's, known once it listens); before the first request. */
+  allowRedirect(redirectUri: string): void;
   /** Adds (or replaces) an account the issuer knows. */
   account(sub: string, claims: IssuerAccount): void;
   close(): Promise<void>;
@@ -32,7 +34,7 @@ export interface OidcIssuer {
  * ID tokens signed with its own keys. A small interaction handler plays the user: it signs in as
  * the account the test names and grants what the client asked for, or denies.
  */
-export async function startOidcIssuer(t: { teardown(fn: () => unknown): void }, redirectUri: string): Promise<OidcIssuer> {
+export async function startOidcIssuer(t: { teardown(fn: () => unknown): void }): Promise<OidcIssuer> {
   const clientId = `google-client-${randomBytes(4).toString('hex')}`;
   const clientSecret = randomBytes(24).toString('hex');
   const accounts = new Map<string, IssuerAccount>();
@@ -41,11 +43,13 @@ export async function startOidcIssuer(t: { teardown(fn: () => unknown): void }, 
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const provider = new Provider(issuer, {
+  const redirectUris: string[] = [];
+  // Made at the first request: the client's redirect URIs are fixed then.
+  const makeProvider = () => new Provider(issuer, {
     clients: [{
       client_id: clientId,
       client_secret: clientSecret,
-      redirect_uris: [redirectUri],
+      redirect_uris: redirectUris,
       grant_types: ['authorization_code'],
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_post',
@@ -62,8 +66,13 @@ export async function startOidcIssuer(t: { teardown(fn: () => unknown): void }, 
       return claims ? { accountId: sub, claims: async () => ({ sub, ...claims }) } : undefined;
     },
   });
-  const handle = provider.callback();
+  let made: { provider: Provider; handle: ReturnType<Provider['callback']> } | null = null;
   server.on('request', (req, res) => {
+    if (!made) {
+      const provider = makeProvider();
+      made = { provider, handle: provider.callback() };
+    }
+    const { provider, handle } = made;
     if (!req.url?.startsWith('/interaction/')) return handle(req, res);
     void (async () => {
       const details = await provider.interactionDetails(req, res);
@@ -91,6 +100,7 @@ export async function startOidcIssuer(t: { teardown(fn: () => unknown): void }, 
     issuer,
     clientId,
     clientSecret,
+    allowRedirect: (redirectUri) => void redirectUris.push(redirectUri),
     account: (sub, claims) => void accounts.set(sub, claims),
     async authorize(authorizationUrl, next) {
       decision = next;
