@@ -8,6 +8,7 @@ import type { CorsOrigins } from '../../config/cors-origins.ts';
 import {
   accountConflict, badRequest, notFound, oauthProviderRefused, oauthProviderUnavailable, oauthStateInvalid,
 } from '../../errors/errors.ts';
+import type { IssuedSession, SessionService } from '../sessions/session.service.ts';
 import { User } from '../users/user.entity.ts';
 import { parseInput } from '../validation.ts';
 import { Account } from './account.entity.ts';
@@ -23,9 +24,9 @@ export const startSignInSchema = z.strictObject({
   }),
 });
 
-/** Where the finished sign-in leads: the user to issue a session for, and where to send the browser. */
+/** A finished sign-in: the new session, and where to send the browser (null: answer JSON). */
 export interface FinishedSignIn {
-  userId: string;
+  issued: IssuedSession;
   returnTo: string | null;
 }
 
@@ -50,9 +51,11 @@ export class OAuthSignInService {
   private readonly providers: ReadonlyMap<OAuthProviderId, OAuthProvider>;
   private readonly publicUrl: string;
   private readonly returnOrigins: ReadonlySet<string>;
+  private readonly sessions: SessionService;
 
-  constructor(options: { orm: MikroORM; providers: OAuthProvider[]; publicUrl: string; corsOrigins: CorsOrigins }) {
+  constructor(options: { orm: MikroORM; sessions: SessionService; providers: OAuthProvider[]; publicUrl: string; corsOrigins: CorsOrigins }) {
     this.orm = options.orm;
+    this.sessions = options.sessions;
     this.providers = new Map(options.providers.map((provider) => [provider.id, provider]));
     this.publicUrl = options.publicUrl;
     // CORS_ORIGINS=* names no origin: the token would go anywhere, so only listed origins count.
@@ -112,10 +115,10 @@ export class OAuthSignInService {
   /**
    * The provider's redirect back. The state row is consumed first (a second use, an expired or an
    * unknown state: 400), so a refused or failed round cannot be replayed; then the provider checks
-   * the code, and the account is found, linked or created. `ensureEnabled` refuses a disabled user
-   * before anything is written.
+   * the code, and the account is found, linked or created and the session issued, in one
+   * transaction: a disabled user (403) leaves nothing behind.
    */
-  async finish(providerId: string, query: URLSearchParams, ensureEnabled: (user: User) => void): Promise<FinishedSignIn> {
+  async finish(providerId: string, query: URLSearchParams, client: { ip: string | null; userAgent: string | null }): Promise<FinishedSignIn> {
     const provider = this.provider(providerId);
     const state = query.get('state');
     if (!state) throw oauthStateInvalid('The callback carries no state');
@@ -133,9 +136,11 @@ export class OAuthSignInService {
     }
     const linkUserId = row.linkUser?.id ?? null;
     try {
-      const userId = await em.fork().transactional((tx) =>
-        linkUserId ? this.link(tx, provider.id, identity, linkUserId, ensureEnabled) : this.signIn(tx, provider.id, identity, ensureEnabled));
-      return { userId, returnTo: row.returnTo ?? null };
+      const issued = await em.fork().transactional(async (tx) => {
+        const userId = linkUserId ? await this.link(tx, provider.id, identity, linkUserId) : await this.signIn(tx, provider.id, identity);
+        return this.sessions.issue(userId, { method: provider.id, ...client }, tx);
+      });
+      return { issued, returnTo: row.returnTo ?? null };
     } catch (error) {
       // A sign-in of the same provider account, or a user taking the same name or address, at the same moment.
       if (error instanceof UniqueConstraintViolationException) throw accountConflict('linkedElsewhere', 'The account was linked or created concurrently: sign in again', provider.id);
@@ -149,9 +154,8 @@ export class OAuthSignInService {
     return oauthProviderRefused(error.code, `${providerId} refused the sign-in: ${error.message}`);
   }
 
-  private async link(em: EntityManager, providerId: OAuthProviderId, identity: ProviderIdentity, userId: string, ensureEnabled: (user: User) => void): Promise<string> {
+  private async link(em: EntityManager, providerId: OAuthProviderId, identity: ProviderIdentity, userId: string): Promise<string> {
     const user = await em.findOneOrFail(User, { id: userId });
-    ensureEnabled(user);
     const existing = await em.findOne(Account, { providerId, accountId: identity.accountId });
     if (existing && existing.user.id !== userId) {
       throw accountConflict('linkedElsewhere', `That ${providerId} account is linked to another user`, providerId);
@@ -164,10 +168,9 @@ export class OAuthSignInService {
     return userId;
   }
 
-  private async signIn(em: EntityManager, providerId: OAuthProviderId, identity: ProviderIdentity, ensureEnabled: (user: User) => void): Promise<string> {
+  private async signIn(em: EntityManager, providerId: OAuthProviderId, identity: ProviderIdentity): Promise<string> {
     const existing = await em.findOne(Account, { providerId, accountId: identity.accountId }, { populate: ['user'] });
     if (existing) {
-      ensureEnabled(existing.user);
       this.store(em, existing, existing.user, providerId, identity);
       await em.flush();
       return existing.user.id;
