@@ -4,21 +4,12 @@ import { startSignInSchema } from '../../domain/accounts/oauth-sign-in.service.t
 import { acceptOwnInviteSchema } from '../../domain/invites/invite.service.ts';
 import type { OperationDoc } from './operations.ts';
 import { teamMemberSchema } from './schemas.ts';
+import { minimalAccountSchema, teamJoinInfoSchema } from './team-schemas.ts';
 import { issuedSessionSchema } from './user-operations.ts';
 
 /** Sign-in with Discord and Google, linked accounts, and invites of the signed-in user (src/http/routes/users/; docs/accounts.md). */
 
 const JSON_BODY_ERRORS = { 400: 'The body is not valid JSON, or a field is invalid (the Error names it in `value`).', 413: 'The body is larger than MAX_JSON_BODY_BYTES.' };
-
-export const minimalAccountSchema = z
-  .object({
-    accountId: z.string().meta({ description: 'The provider\'s id of the account: the user id for credential, the OAuth subject, the player UUID for manual game accounts.' }),
-    providerId: z.string().meta({ description: 'credential, discord, google, minecraft-manual or hytale-manual.' }),
-    data: z.record(z.string(), z.unknown()).nullable().meta({
-      description: 'discord `{username}`, google `{email}`, minecraft-manual and hytale-manual `{username, targetId}`; null for credential.',
-    }),
-  })
-  .meta({ id: 'MinimalAccountInfo', description: 'Never tokens, never the password.' });
 
 const providerListSchema = z
   .object({
@@ -28,18 +19,6 @@ const providerListSchema = z
     })),
   })
   .meta({ id: 'SignInProviders' });
-
-const joinInfoSchema = z
-  .object({
-    id: z.uuid(),
-    name: z.string(),
-    logo: z.string().nullable(),
-    priceId: z.string().nullable(),
-    requirements: z.object({ discord: z.boolean(), google: z.boolean(), minecraft: z.boolean(), hytale: z.boolean() })
-      .meta({ description: 'Linked accounts a user needs to join: discord, google, minecraft-manual, hytale-manual.' }),
-    connections: z.array(minimalAccountSchema).meta({ description: 'The signed-in user\'s linked accounts.' }),
-  })
-  .meta({ id: 'TeamJoinInfo' });
 
 const providerRefusals = 'The state is missing, unknown, already used or expired (error.oauth.invalidState); or the provider refused: '
   + 'the user denied access, the code or PKCE verifier is wrong, the ID token does not check out (error.oauth.providerRefused, `value` the provider\'s error code). Nothing is created.';
@@ -138,7 +117,7 @@ export const accountOperations: Record<string, OperationDoc> = {
     description: 'The team (minimal), its join requirements and the user\'s linked accounts, to show before accepting.',
     tag: 'invites',
     access: 'sessionToken',
-    responses: { 200: { description: 'Team join info.', schema: joinInfoSchema } },
+    responses: { 200: { description: 'Team join info.', schema: teamJoinInfoSchema } },
     errors: { 404: 'No such invite, or it has expired or been used.' },
   },
   'POST /v1/invites/:inviteId/accept': {
