@@ -36,7 +36,7 @@ const USERNAME_MAX = 20;
 
 /** The provider's name as a username of spec 2.5 (3-20 of a-z A-Z 0-9 _). */
 function usernameBase(name: string | null, providerId: string): string {
-  const cleaned = (name ?? '').normalize('NFKD').replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').replace(/_{2,}/g, '_').slice(0, USERNAME_MAX);
+  const cleaned = (name ?? '').normalize('NFKD').replace(/\p{M}+/gu, '').replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').replace(/_{2,}/g, '_').slice(0, USERNAME_MAX);
   return cleaned.length >= 3 ? cleaned : `${providerId}_${cleaned}`.replace(/_$/, '').padEnd(3, '0').slice(0, USERNAME_MAX);
 }
 
