@@ -1,6 +1,6 @@
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { accountConflict, badRequest, notFound } from '../../errors/errors.ts';
+import { accountConflict, badRequest, missingArgument, notFound } from '../../errors/errors.ts';
 import { User } from '../users/user.entity.ts';
 import { parseInput } from '../validation.ts';
 import { Account } from './account.entity.ts';
@@ -25,7 +25,9 @@ export class AccountService {
    * account through sign-up. Answers whether it was created.
    */
   async linkManual(userId: string, input: unknown): Promise<{ created: boolean; account: ReturnType<typeof minimalAccountView> }> {
-    const providerId = (input as { providerId?: unknown } | null)?.providerId;
+    const providerId = input !== null && typeof input === 'object' ? (input as { providerId?: unknown }).providerId : null;
+    // The union picks its variant by providerId: without one, zod could only say "no variant matched".
+    if (providerId === undefined) throw missingArgument('providerId');
     if (typeof providerId === 'string' && !isManualProvider(providerId)) {
       throw badRequest(`Only ${MANUAL_PROVIDERS.join(' and ')} accounts are linked here; ${providerId} links through its sign-in`, providerId);
     }
