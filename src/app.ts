@@ -18,6 +18,8 @@ import { GoogleProvider } from './auth/oauth/google-provider.ts';
 import { InviteService } from './domain/invites/invite.service.ts';
 import { oauthRoutes } from './http/routes/users/oauth-routes.ts';
 import { accountRoutes } from './http/routes/users/account-routes.ts';
+import { launcherRoutes } from './http/routes/users/launcher-routes.ts';
+import { LauncherCodeService } from './domain/launcher/launcher-code.service.ts';
 import { announceGeneratedSecret, resolveAuthSecret } from './bootstrap/auth-secret.ts';
 import { InstanceIdentity } from './bootstrap/instance-identity.ts';
 import type { Config } from './config/config.ts';
@@ -478,6 +480,9 @@ export class Application {
         ...userRoutes(userRoute, services),
         ...oauthRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...accountRoutes(userRoute, { accounts: services.accounts, invites: new InviteService(services.orm, services.authenticator) }),
+        ...launcherRoutes(userRoute, {
+          ...services, launcherCodes: new LauncherCodeService({ orm: services.orm, sessions: services.sessions }), maxJsonBodyBytes: this.config.maxJsonBodyBytes,
+        }),
         ...userAdminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...openApiRoutes(),
       ];

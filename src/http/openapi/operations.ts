@@ -111,6 +111,7 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   provider: z.string().meta({ description: 'An OAuth sign-in provider: discord or google; 404 unless configured.' }),
   providerId: z.string().meta({ description: 'A linked account\'s provider: credential, discord, google, minecraft-manual, hytale-manual.' }),
   sessionId: z.uuid().meta({ description: 'A session of the signed-in user.' }),
+  code: z.string().meta({ description: 'A launcher sign-in code\'s identifier, `XXXX-XXXX` (any case).' }),
   userId: z.uuid().meta({ description: 'A user.' }),
 };
 
