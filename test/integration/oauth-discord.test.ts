@@ -104,6 +104,15 @@ t.test('refusals leave nothing: denied, reused, expired, wrong state, email take
   t.same({ ...(await accountRows(server)), states: 0 }, { ...mid, states: 0 }, 'no user, account or session');
 });
 
+t.test('two callbacks racing with one state: one signs in, the other is refused', async (t) => {
+  const racer: DiscordUser = { id: '5000000000000000001', username: 'racer', email: 'racer@example.com', verified: true };
+  const back = await approve(racer);
+  const answers = await Promise.all([callback(server, back), callback(server, back)]);
+  t.same(answers.map((a) => a.status).sort(), [200, 400]);
+  t.equal((await sql(server, 'select count(*)::int as n from account where account_id = $1', [racer.id]))[0].n, 1);
+  t.equal(discord.tokenRequests.filter((form) => form.get('code') === back.searchParams.get('code')).length, 1, 'the code was exchanged once');
+});
+
 t.test('link flow: the signed-in user gets the discord account, then signs in with it', async (t) => {
   const user = await signUp(server);
   const mine: DiscordUser = { id: '3000000000000000001', username: 'linker', email: 'linker-discord@example.com', verified: true };
