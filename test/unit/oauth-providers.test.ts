@@ -1,4 +1,6 @@
 import { calculatePKCECodeChallenge, randomNonce, randomPKCECodeVerifier, randomState } from 'openid-client';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { DiscordProvider } from '../../src/auth/oauth/discord-provider.ts';
 import { GoogleProvider } from '../../src/auth/oauth/google-provider.ts';
@@ -69,4 +71,18 @@ t.test('discord (plain OAuth 2 against the fake Discord): code, PKCE, /users/@me
   const wrongSecret = new DiscordProvider({ clientId: fake.clientId, clientSecret: 'nope', apiUrl: fake.apiUrl, authorizeUrl: fake.authorizeUrl });
   const fourth = await begin(wrongSecret, false);
   await t.rejects(wrongSecret.finish(fourth.request, (await fake.authorize(fourth.url.href, { as: user })).searchParams), { code: 'invalid_client' });
+});
+
+t.test('a provider that cannot be reached: OAuthProviderError unreachable (the routes answer 502)', async (t) => {
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const google = new GoogleProvider({ clientId: 'id', clientSecret: 'secret', issuer: base });
+  await t.rejects(begin(google, true), { name: 'OAuthProviderError', code: 'unreachable' }, 'discovery');
+  const discord = new DiscordProvider({ clientId: 'id', clientSecret: 'secret', apiUrl: `${base}/api`, authorizeUrl: `${base}/oauth2/authorize` });
+  const { request } = await begin(discord, false);
+  await t.rejects(discord.finish(request, new URLSearchParams({ code: 'c', state: request.state })), { name: 'OAuthProviderError', code: 'unreachable' }, 'token endpoint');
+  const plainHttp = new DiscordProvider({ clientId: 'id', clientSecret: 'secret', apiUrl: 'http://discord.example.com/api', authorizeUrl: 'https://discord.com/oauth2/authorize' });
+  await t.rejects(plainHttp.finish(request, new URLSearchParams({ code: 'c', state: request.state })), { name: 'OAuthProviderError', code: 'OAUTH_HTTP_REQUEST_FORBIDDEN' }, 'plain http only towards loopback');
 });
