@@ -20,6 +20,7 @@ import { oauthRoutes } from './http/routes/users/oauth-routes.ts';
 import { accountRoutes } from './http/routes/users/account-routes.ts';
 import { launcherRoutes } from './http/routes/users/launcher-routes.ts';
 import { LauncherCodeService } from './domain/launcher/launcher-code.service.ts';
+import { ExpiredRowsSweeper } from './domain/jobs/expired-rows-sweep.ts';
 import { announceGeneratedSecret, resolveAuthSecret } from './bootstrap/auth-secret.ts';
 import { InstanceIdentity } from './bootstrap/instance-identity.ts';
 import type { Config } from './config/config.ts';
@@ -139,6 +140,8 @@ export interface Services {
   subscriptionJob: SubscriptionJob;
   /** Leftovers of crashed uploads (issue 6.2) and expired idempotency keys; started by Application, runOnce() callable directly. */
   crashSweeper: CrashSweeper;
+  /** Expired sessions, sign-in codes, OAuth states and verification tokens; started by Application. */
+  expiredRows: ExpiredRowsSweeper;
   /** Idempotency-Key claims and answers, shared by every instance through PostgreSQL. */
   idempotency: IdempotencyKeys;
   /** This process's instance id and boot id (issue 17.7); null in the CLI, which makes no reservations. */
@@ -289,6 +292,7 @@ export class Backend {
           tus: { sweepExpired: (now) => tus.sweepExpired(now), unfinishedKeys: () => tus.uploads.unfinishedKeys() },
         }),
         idempotency,
+        expiredRows: new ExpiredRowsSweeper({ orm, logger: logger.child({ component: 'expired-rows' }) }),
         identity,
         automations: new AutomationService({
           orm, allowPrivateTargets: config.automations.allowPrivateTargets, wake: () => automationDispatcher.wake(),
@@ -490,6 +494,7 @@ export class Application {
       services.folderSweeper.start();
       services.subscriptionJob.start();
       services.crashSweeper.start();
+      services.expiredRows.start();
       services.automationDispatcher.start();
       if (this.listenMode.shared) await this.listen();
       this.lifecycle = 'ready';
@@ -543,6 +548,7 @@ export class Application {
     await this.backend?.services.folderSweeper.stop();
     await this.backend?.services.subscriptionJob.stop();
     await this.backend?.services.crashSweeper.stop();
+    await this.backend?.services.expiredRows.stop();
     await this.storageHealth?.stop();
     this.server.close();
     // The last counts are written while the database is still open.
