@@ -97,8 +97,8 @@ export class OAuthSignInService {
     } catch (error) {
       throw this.providerFailure(provider.id, error);
     }
+    // Expired rounds nobody came back from are removed by ExpiredRowsSweeper.
     const em = this.orm.em.fork();
-    await em.nativeDelete(OAuthState, { expiresAt: { $lt: new Date() } });
     em.create(OAuthState, {
       stateHash: sha256(request.state),
       providerId: provider.id,
