@@ -94,13 +94,17 @@ t.test('an unverified address stays unverified; a taken username gets a suffix',
   t.match(signedIn.body.user.username, /^Bob_\d+$/);
 });
 
-t.test('returnTo: 302 with the session in the fragment; a foreign origin is refused at the start', async (t) => {
+t.test('returnTo: 302 with the session and the clientState in the fragment; a foreign origin is refused at the start', async (t) => {
   const before = await accountRows(server);
   expectError(t, await start({ returnTo: 'https://evil.example.net/landing' }), 400, 'error.badRequest');
   expectError(t, await start({ returnTo: 'not a url' }), 400, 'error.badRequest');
   t.same(await accountRows(server), before, 'no state stored');
 
-  const started = await start({ returnTo: 'https://app.example.com/signed-in?x=1' });
+  expectError(t, await start({ clientState: 'a'.repeat(32) }), 400, 'error.badRequest');
+  expectError(t, await start({ returnTo: 'https://app.example.com/', clientState: 'short' }), 400, 'error.badRequest');
+  t.same(await accountRows(server), before, 'no state stored');
+  const clientState = 'kept-by-the-app-0123456789abcdef';
+  const started = await start({ returnTo: 'https://app.example.com/signed-in?x=1', clientState });
   t.equal(started.status, 200);
   const back = await issuer.authorize(started.body.authorizationUrl, { as: 'google-ada' });
   const response = await fetch(back, { redirect: 'manual' });
@@ -112,6 +116,7 @@ t.test('returnTo: 302 with the session in the fragment; a foreign origin is refu
   const fragment = new URLSearchParams(location.hash.slice(1));
   t.match(fragment.get('token'), /^tss_/);
   t.ok(fragment.get('expiresAt'));
+  t.equal(fragment.get('clientState'), clientState, 'the app\'s value comes back');
   t.equal((await server.media('GET', '/v1/users/me', fragment.get('token')!)).body.email, 'ada@example.org');
 
   const own = await start({ returnTo: `${server.baseUrl}/done` });

@@ -22,12 +22,17 @@ export const startSignInSchema = z.strictObject({
     description: 'Where the callback sends the browser (302, the session in the fragment `#token=...&expiresAt=...`). '
       + 'Its origin must be the service\'s PUBLIC_URL origin or one listed in CORS_ORIGINS. Without it the callback answers JSON.',
   }),
+  clientState: z.string().regex(/^[\x21-\x7e]{16,128}$/, 'must be 16-128 printable ASCII characters without spaces').optional().meta({
+    description: 'With returnTo: a random value the browser app keeps (e.g. in sessionStorage) and gets back as `clientState` in the fragment; '
+      + 'the app accepts the token only when it matches, so a sign-in it did not start (login CSRF) is ignored.',
+  }),
 });
 
-/** A finished sign-in: the new session, and where to send the browser (null: answer JSON). */
+/** A finished sign-in: the new session, and where to send the browser (null: answer JSON) with the app's clientState. */
 export interface FinishedSignIn {
   issued: IssuedSession;
   returnTo: string | null;
+  clientState: string | null;
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -80,10 +85,11 @@ export class OAuthSignInService {
   /** Begins a sign-in (or, with `linkUserId`, the linking of a provider account to that user). */
   async start(providerId: string, input: unknown, linkUserId: string | null): Promise<{ authorizationUrl: string }> {
     const provider = this.provider(providerId);
-    const { returnTo } = parseInput(startSignInSchema, input);
+    const { returnTo, clientState } = parseInput(startSignInSchema, input);
     if (returnTo !== undefined && !this.returnOrigins.has(new URL(returnTo).origin)) {
       throw badRequest('Invalid returnTo: its origin must be the service\'s own or one listed in CORS_ORIGINS', 'returnTo');
     }
+    if (clientState !== undefined && returnTo === undefined) throw badRequest('Invalid clientState: it comes back only with returnTo', 'clientState');
     const request = {
       redirectUri: this.redirectUri(provider.id),
       state: randomState(),
@@ -106,6 +112,7 @@ export class OAuthSignInService {
       nonce: request.nonce,
       linkUser: linkUserId ? em.getReference(User, linkUserId) : null,
       returnTo: returnTo ?? null,
+      clientState: clientState ?? null,
       expiresAt: new Date(Date.now() + OAUTH_STATE_TTL_MS),
     });
     await em.flush();
@@ -140,7 +147,7 @@ export class OAuthSignInService {
         const userId = linkUserId ? await this.link(tx, provider.id, identity, linkUserId) : await this.signIn(tx, provider.id, identity);
         return this.sessions.issue(userId, { method: provider.id, ...client }, tx);
       });
-      return { issued, returnTo: row.returnTo ?? null };
+      return { issued, returnTo: row.returnTo ?? null, clientState: row.clientState ?? null };
     } catch (error) {
       // A sign-in of the same provider account, or a user taking the same name or address, at the same moment.
       if (error instanceof UniqueConstraintViolationException) throw accountConflict('linkedElsewhere', 'The account was linked or created concurrently: sign in again', provider.id);

@@ -19,6 +19,8 @@ export const OAuthStateSchema = defineEntity({
     /** Set when a signed-in user started it: the provider account is linked to this user. */
     linkUser: () => p.manyToOne(User).deleteRule('cascade').nullable(),
     returnTo: p.text().nullable(),
+    /** Echoed in the fragment of the redirect to returnTo (the browser app's login-CSRF check). */
+    clientState: p.string().length(128).nullable(),
     expiresAt: p.datetime(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },

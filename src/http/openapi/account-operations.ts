@@ -66,7 +66,7 @@ export const accountOperations: Record<string, OperationDoc> = {
     }),
     responses: {
       200: { description: 'Signed in (or linked, and signed in).', schema: issuedSessionSchema },
-      302: { description: 'Signed in: Location is returnTo with the session in the fragment.', headers: z.object({ Location: z.string() }) },
+      302: { description: 'Signed in: Location is returnTo with `#token=...&expiresAt=...` (and `&clientState=...` when the start gave one) in the fragment.', headers: z.object({ Location: z.string() }) },
     },
     errors: {
       400: providerRefusals,

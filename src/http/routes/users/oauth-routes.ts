@@ -8,9 +8,9 @@ import { requestOrigin } from './user-route.ts';
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 /** The session in the fragment, which browsers never send to a server (nor in Referer). */
-function redirectWithSession(returnTo: string, issued: IssuedSession): HttpResult {
+function redirectWithSession(returnTo: string, issued: IssuedSession, clientState: string | null): HttpResult {
   const target = new URL(returnTo);
-  target.hash = new URLSearchParams({ token: issued.token, expiresAt: issued.expiresAt }).toString();
+  target.hash = new URLSearchParams({ token: issued.token, expiresAt: issued.expiresAt, ...(clientState !== null && { clientState }) }).toString();
   return { status: 302, headers: { Location: target.href, ...NO_STORE } };
 }
 
@@ -48,8 +48,8 @@ export function oauthRoutes(
       pattern: '/v1/auth/oauth/:provider/callback',
       handler: async (request) => {
         await perAddress(request);
-        const { issued, returnTo } = await deps.oauth.finish(request.params['provider'] ?? '', request.query, requestOrigin(request));
-        return returnTo ? redirectWithSession(returnTo, issued) : json(200, issued, NO_STORE);
+        const { issued, returnTo, clientState } = await deps.oauth.finish(request.params['provider'] ?? '', request.query, requestOrigin(request));
+        return returnTo ? redirectWithSession(returnTo, issued, clientState) : json(200, issued, NO_STORE);
       },
     },
   ];
