@@ -14,6 +14,7 @@ import { userAdminRoutes } from './http/routes/admin/user-admin-routes.ts';
 import { launcherRoutes } from './http/routes/users/launcher-routes.ts';
 import { LauncherCodeService } from './domain/launcher/launcher-code.service.ts';
 import { ExpiredRowsSweeper } from './domain/jobs/expired-rows-sweep.ts';
+import { NotificationPreferenceService } from './domain/notifications/notification-preference.service.ts';
 import { announceGeneratedSecret, resolveAuthSecret } from './bootstrap/auth-secret.ts';
 import { InstanceIdentity } from './bootstrap/instance-identity.ts';
 import type { Config } from './config/config.ts';
@@ -462,7 +463,7 @@ export class Application {
           subscriptions: services.subscriptions, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
         ...authRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...userRoutes(userRoute, services),
+        ...userRoutes(userRoute, { ...services, notificationPreferences: new NotificationPreferenceService(services.orm) }),
         ...launcherRoutes(userRoute, {
           ...services, launcherCodes: new LauncherCodeService({ orm: services.orm, sessions: services.sessions }), maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
