@@ -21,6 +21,7 @@ import { accountRoutes } from './http/routes/users/account-routes.ts';
 import { launcherRoutes } from './http/routes/users/launcher-routes.ts';
 import { LauncherCodeService } from './domain/launcher/launcher-code.service.ts';
 import { ExpiredRowsSweeper } from './domain/jobs/expired-rows-sweep.ts';
+import { NotificationPreferenceService } from './domain/notifications/notification-preference.service.ts';
 import { announceGeneratedSecret, resolveAuthSecret } from './bootstrap/auth-secret.ts';
 import { InstanceIdentity } from './bootstrap/instance-identity.ts';
 import type { Config } from './config/config.ts';
@@ -481,7 +482,7 @@ export class Application {
           subscriptions: services.subscriptions, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
         ...authRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...userRoutes(userRoute, services),
+        ...userRoutes(userRoute, { ...services, notificationPreferences: new NotificationPreferenceService(services.orm) }),
         ...oauthRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...accountRoutes(userRoute, { accounts: services.accounts, invites: new InviteService(services.orm, services.authenticator) }),
         ...launcherRoutes(userRoute, {

@@ -1637,6 +1637,27 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/users/me/notification-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's notification preferences */
+        get: operations["getNotificationSettings"];
+        /**
+         * Change notification preferences
+         * @description Only the pairs given change; a field left out keeps its value. SYSTEM by EMAIL cannot be turned off or muted.
+         */
+        put: operations["updateNotificationSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users/me/teams": {
         parameters: {
             query?: never;
@@ -2582,6 +2603,17 @@ export type components = {
             currentPassword?: string;
             newPassword: string;
         };
+        UpdateNotificationSettingsRequest: {
+            preferences: {
+                /** @enum {string} */
+                topic: "SYSTEM" | "PRODUCT_UPDATES" | "MARKETING";
+                /** @enum {string} */
+                channel: "EMAIL" | "DISCORD" | "PUSH";
+                enabled?: boolean;
+                /** @enum {string} */
+                frequency?: "INSTANT" | "DAILY" | "WEEKLY" | "MONTHLY" | "MUTE";
+            }[];
+        };
         StartLauncherCodeRequest: {
             /** @description BASE64URL(SHA-256(codeVerifier)), as PKCE S256 (RFC 7636). */
             codeChallenge: string;
@@ -3480,6 +3512,22 @@ export type components = {
             permissions: string[];
             migrated: boolean;
             migratedId: string | null;
+        };
+        /** @description Every topic on every channel; pairs never set have their defaults (only SYSTEM by EMAIL on). */
+        NotificationSettings: {
+            preferences: components["schemas"]["NotificationPreference"][];
+        };
+        NotificationPreference: {
+            /** @enum {string} */
+            topic: "SYSTEM" | "PRODUCT_UPDATES" | "MARKETING";
+            /** @enum {string} */
+            channel: "EMAIL" | "DISCORD" | "PUSH";
+            /** @description For PRODUCT_UPDATES and MARKETING, consent. */
+            enabled: boolean;
+            /** @enum {string} */
+            frequency: "INSTANT" | "DAILY" | "WEEKLY" | "MONTHLY" | "MUTE";
+            /** @description When consent was given (set by the service; null while off, and for SYSTEM). */
+            confirmedAt: string | null;
         };
         UserMembership: {
             team: {
@@ -14981,6 +15029,177 @@ export interface operations {
                 };
             };
             /** @description Too many wrong current passwords, or the session's rate limit. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All nine topic and channel pairs. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationSettings"];
+                };
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNotificationSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description All nine pairs after the change. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationSettings"];
+                };
+            };
+            /** @description Invalid body, a pair given twice, or SYSTEM by EMAIL turned off or muted. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
