@@ -99,6 +99,12 @@ t.test('unlink: never the last way to sign in; game accounts do not count', asyn
   t.equal((await unlink(user.token, 'discord')).status, 204, 'google remains');
   expectError(t, await unlink(user.token, 'google'), 409, 'error.account.lastSignIn');
   t.same((await sql(server, 'select provider_id from account where user_id = $1', [user.userId])).map((r) => r.provider_id), ['google']);
+
+  // A password again (no current one to give): credential is back, and google may go.
+  const set = await server.media('POST', '/v1/users/me/password', user.token, { body: { newPassword: 'another long pass phrase' } });
+  t.equal(set.status, 200);
+  t.equal((await unlink(set.body.token, 'google')).status, 204);
+  t.equal((await server.request('POST', '/v1/auth/sign-in', { body: { login: user.username, password: 'another long pass phrase' } })).status, 200);
 });
 
 t.test('join requirements are met by linked accounts; team join info lists them', async (t) => {
