@@ -11,6 +11,13 @@ import { authRoutes } from './http/routes/users/auth-routes.ts';
 import { userRoutes } from './http/routes/users/user-routes.ts';
 import { userRouteBuilder } from './http/routes/users/user-route.ts';
 import { userAdminRoutes } from './http/routes/admin/user-admin-routes.ts';
+import { AccountService } from './domain/accounts/account.service.ts';
+import { OAuthSignInService } from './domain/accounts/oauth-sign-in.service.ts';
+import { DiscordProvider } from './auth/oauth/discord-provider.ts';
+import { GoogleProvider } from './auth/oauth/google-provider.ts';
+import { InviteService } from './domain/invites/invite.service.ts';
+import { oauthRoutes } from './http/routes/users/oauth-routes.ts';
+import { accountRoutes } from './http/routes/users/account-routes.ts';
 import { launcherRoutes } from './http/routes/users/launcher-routes.ts';
 import { LauncherCodeService } from './domain/launcher/launcher-code.service.ts';
 import { ExpiredRowsSweeper } from './domain/jobs/expired-rows-sweep.ts';
@@ -99,6 +106,10 @@ export interface Services {
   credentials: CredentialService;
   /** Users' own records; the operator's disable, enable and global permissions. */
   profiles: UserProfileService;
+  /** Users' linked accounts (spec 2.6). */
+  accounts: AccountService;
+  /** Sign-in with Discord and Google (OAUTH_* settings). */
+  oauth: OAuthSignInService;
   teams: TeamService;
   /** Team limits and storage counters for uploads; invalidated through TEAM_LIMITS_CHANNEL. */
   teamStates: TeamStateCache;
@@ -245,6 +256,14 @@ export class Backend {
         credentials: new CredentialService({ orm, sessions, throttles: signInThrottles, signUpEnabled: config.accounts.signUpEnabled }),
         profiles: new UserProfileService({ orm, sessions, authCache: authenticator, usernameCooldownSeconds: config.accounts.usernameChangeCooldownSeconds }),
         signInThrottles,
+        accounts: new AccountService(orm),
+        oauth: new OAuthSignInService({
+          orm, sessions, publicUrl: config.publicUrl, corsOrigins: config.corsOrigins,
+          providers: [
+            ...(config.oauth.discord ? [new DiscordProvider(config.oauth.discord)] : []),
+            ...(config.oauth.google ? [new GoogleProvider(config.oauth.google)] : []),
+          ],
+        }),
         teams,
         teamStates,
         members: new MemberService(orm, authenticator),
@@ -464,6 +483,8 @@ export class Application {
         }),
         ...authRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...userRoutes(userRoute, { ...services, notificationPreferences: new NotificationPreferenceService(services.orm) }),
+        ...oauthRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...accountRoutes(userRoute, { accounts: services.accounts, invites: new InviteService(services.orm, services.authenticator) }),
         ...launcherRoutes(userRoute, {
           ...services, launcherCodes: new LauncherCodeService({ orm: services.orm, sessions: services.sessions }), maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),

@@ -82,6 +82,13 @@ export interface Config {
   logLevel: SettingValues['LOG_LEVEL'];
   /** Automations: webhook deliveries of events (docs/automations.md). */
   automations: AutomationSettings;
+  /** Sign-in with external providers (docs/accounts.md); null: the provider is not offered. */
+  oauth: OAuthSettings;
+}
+
+export interface OAuthSettings {
+  discord: { clientId: string; clientSecret: string; apiUrl: string; authorizeUrl: string } | null;
+  google: { clientId: string; clientSecret: string; issuer: string } | null;
 }
 
 export interface AutomationSettings {
@@ -146,7 +153,9 @@ function environmentSettings(env: NodeJS.ProcessEnv): RawSettings {
   return raw;
 }
 
-const SECRET_SETTINGS = new Set<SettingName>(['AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL', 'METRICS_TOKEN']);
+const SECRET_SETTINGS = new Set<SettingName>([
+  'AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL', 'METRICS_TOKEN', 'OAUTH_DISCORD_CLIENT_SECRET', 'OAUTH_GOOGLE_CLIENT_SECRET',
+]);
 
 /** The rejected value for the error message; secrets and URLs that may carry passwords are not echoed. */
 function describe(name: SettingName, value: unknown): string {
@@ -169,6 +178,12 @@ function validate(raw: RawSettings): SettingValues {
 
 /** Settings that are only valid together. */
 function checkCombinations(values: SettingValues): void {
+  for (const provider of ['DISCORD', 'GOOGLE'] as const) {
+    const [id, secret] = [`OAUTH_${provider}_CLIENT_ID`, `OAUTH_${provider}_CLIENT_SECRET`] as const;
+    if ((values[id] === null) !== (values[secret] === null)) {
+      throw new ConfigError(`Invalid configuration: ${id} and ${secret} must be set together (or both left unset to offer no ${provider.toLowerCase()} sign-in)`);
+    }
+  }
   if (values.STORAGE_DRIVER === 's3' && (values.S3_ACCESS_KEY_ID === null) !== (values.S3_SECRET_ACCESS_KEY === null)) {
     const [set, missing] = values.S3_ACCESS_KEY_ID === null ? ['S3_SECRET_ACCESS_KEY', 'S3_ACCESS_KEY_ID'] : ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'];
     throw new ConfigError(
@@ -252,6 +267,19 @@ function toConfig(values: SettingValues, cwd: string): Config {
       concurrency: values.AUTOMATION_CONCURRENCY,
       deliveryRetentionDays: values.AUTOMATION_DELIVERY_RETENTION_DAYS,
       allowPrivateTargets: values.AUTOMATION_ALLOW_PRIVATE_TARGETS,
+    },
+    oauth: {
+      discord: values.OAUTH_DISCORD_CLIENT_ID && values.OAUTH_DISCORD_CLIENT_SECRET
+        ? {
+          clientId: values.OAUTH_DISCORD_CLIENT_ID,
+          clientSecret: values.OAUTH_DISCORD_CLIENT_SECRET,
+          apiUrl: values.OAUTH_DISCORD_API_URL.replace(/\/+$/, ''),
+          authorizeUrl: values.OAUTH_DISCORD_AUTHORIZE_URL,
+        }
+        : null,
+      google: values.OAUTH_GOOGLE_CLIENT_ID && values.OAUTH_GOOGLE_CLIENT_SECRET
+        ? { clientId: values.OAUTH_GOOGLE_CLIENT_ID, clientSecret: values.OAUTH_GOOGLE_CLIENT_SECRET, issuer: values.OAUTH_GOOGLE_ISSUER }
+        : null,
     },
   };
 }

@@ -114,6 +114,15 @@ export const settings = {
   AUTOMATION_CONCURRENCY: setting(integer(1, 1000), 'an integer from 1 to 1000'),
   AUTOMATION_DELIVERY_RETENTION_DAYS: setting(integer(1, 3650), 'an integer from 1 to 3650'),
   AUTOMATION_ALLOW_PRIVATE_TARGETS: setting(boolean, 'true or false'),
+  // Sign-in with Discord and Google (docs/accounts.md): a provider is offered only when its id and secret are both set.
+  // Plain http provider URLs work only towards loopback hosts (a provider running inside a test).
+  OAUTH_DISCORD_CLIENT_ID: setting(z.string().min(1).nullable(), 'the Discord application\'s client id, or unset to offer no Discord sign-in'),
+  OAUTH_DISCORD_CLIENT_SECRET: setting(z.string().min(1).nullable(), 'the Discord application\'s client secret, or unset'),
+  OAUTH_DISCORD_API_URL: setting(httpUrl, 'an http(s) URL: Discord\'s API base (token at {url}/oauth2/token, user at {url}/users/@me)'),
+  OAUTH_DISCORD_AUTHORIZE_URL: setting(httpUrl, 'an http(s) URL: Discord\'s authorization page'),
+  OAUTH_GOOGLE_CLIENT_ID: setting(z.string().min(1).nullable(), 'the Google OAuth client id, or unset to offer no Google sign-in'),
+  OAUTH_GOOGLE_CLIENT_SECRET: setting(z.string().min(1).nullable(), 'the Google OAuth client secret, or unset'),
+  OAUTH_GOOGLE_ISSUER: setting(httpUrl, 'an http(s) URL: the OpenID Connect issuer (discovery at {url}/.well-known/openid-configuration)'),
 };
 
 export type SettingName = keyof typeof settings;

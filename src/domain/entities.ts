@@ -21,7 +21,9 @@ import { Subscription } from './subscriptions/subscription.entity.ts';
 import { Todo, TodoBoard } from './todos/todo.entity.ts';
 import { Account } from './accounts/account.entity.ts';
 import { UserSession } from './sessions/user-session.entity.ts';
+import { OAuthState } from './accounts/oauth-state.entity.ts';
 
 export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
   UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount, Automation, AutomationDelivery,
-  TeamMemberNote, TeamModule, Invite, Subscription, TodoBoard, Todo, Account, UserSession];
+  TeamMemberNote, TeamModule, Invite, Subscription, TodoBoard, Todo, Account, UserSession,
+  OAuthState];

@@ -248,3 +248,30 @@ export function usernameCooldown(retryAfterSeconds: number, allowedAt: Date): Se
     value: allowedAt.toISOString(), headers: { 'Retry-After': String(retryAfterSeconds) },
   });
 }
+
+/** OAuth sign-in (docs/accounts.md): the state is unknown, used or expired. */
+export function oauthStateInvalid(message = 'The sign-in state is unknown, already used or expired: start the sign-in again'): ServiceError {
+  return new ServiceError({ name: 'BadRequestError', status: 400, messageKey: 'error.oauth.invalidState', message });
+}
+
+/** OAuth sign-in: the provider refused (access_denied, a bad code or verifier, an ID token that does not check out). */
+export function oauthProviderRefused(code: string, message: string): ServiceError {
+  return new ServiceError({ name: 'BadRequestError', status: 400, messageKey: 'error.oauth.providerRefused', message, value: code });
+}
+
+/** OAuth sign-in: the provider could not be reached (discovery, token or user endpoint). */
+export function oauthProviderUnavailable(providerId: string): ServiceError {
+  return new ServiceError({
+    name: 'BadGatewayError', status: 502, messageKey: 'error.oauth.providerUnavailable', message: `The sign-in provider ${providerId} could not be reached`, value: providerId,
+  });
+}
+
+/**
+ * Linked accounts (spec 2.6): `linkedElsewhere` the provider account belongs to another user,
+ * `providerLinked` the user already has an account of that provider, `emailTaken` another user has
+ * the provider's address, `taken` a game account is someone else's, `lastSignIn` unlinking would
+ * leave no way to sign in.
+ */
+export function accountConflict(reason: 'linkedElsewhere' | 'providerLinked' | 'emailTaken' | 'taken' | 'lastSignIn', message: string, value?: string): ServiceError {
+  return new ServiceError({ name: 'ConflictError', status: 409, messageKey: `error.account.${reason}`, message, value });
+}

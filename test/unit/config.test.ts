@@ -296,6 +296,20 @@ t.test('S3 credentials come as a pair: one without the other names the missing s
   t.end();
 });
 
+t.test('OAuth providers: offered only with id and secret, which come as a pair; http only as set', (t) => {
+  const none = load().oauth;
+  t.same(none, { discord: null, google: null }, 'none by default');
+  const both = load({
+    OAUTH_DISCORD_CLIENT_ID: 'd-id', OAUTH_DISCORD_CLIENT_SECRET: 'd-secret', OAUTH_GOOGLE_CLIENT_ID: 'g-id', OAUTH_GOOGLE_CLIENT_SECRET: 'g-secret',
+  }).oauth;
+  t.same(both.discord, { clientId: 'd-id', clientSecret: 'd-secret', apiUrl: 'https://discord.com/api', authorizeUrl: 'https://discord.com/oauth2/authorize' });
+  t.same(both.google, { clientId: 'g-id', clientSecret: 'g-secret', issuer: 'https://accounts.google.com' });
+  configError(t, () => load({ OAUTH_DISCORD_CLIENT_ID: 'd-id' }), 'OAUTH_DISCORD_CLIENT_ID and OAUTH_DISCORD_CLIENT_SECRET must be set together');
+  configError(t, () => load({ OAUTH_GOOGLE_CLIENT_SECRET: 'g-secret' }), 'OAUTH_GOOGLE_CLIENT_ID and OAUTH_GOOGLE_CLIENT_SECRET must be set together');
+  configError(t, () => load({ OAUTH_GOOGLE_ISSUER: 'ftp://issuer.example' }), 'OAUTH_GOOGLE_ISSUER');
+  t.end();
+});
+
 t.test('an invalid secret is not echoed in the error message', (t) => {
   configError(t, () => load({ AUTH_SECRET: 'hunter2-secret' }), 'AUTH_SECRET');
   configError(t, () => load({ DATABASE_URL: 'mysql://admin:s3cr3t-pw@db/x' }), 'DATABASE_URL');

@@ -21,6 +21,7 @@ import { Migration20261124040100ActiveMemberNames } from './Migration20261124040
 import { Migration20261124050000TeamFiles } from './Migration20261124050000TeamFiles.ts';
 import { Migration20261124060000Accounts } from './Migration20261124060000Accounts.ts';
 import { Migration20261124061000NotificationPreferences } from './Migration20261124061000NotificationPreferences.ts';
+import { Migration20261124070000OAuthClientState } from './Migration20261124070000OAuthClientState.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -46,4 +47,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261124050000TeamFiles', class: Migration20261124050000TeamFiles },
   { name: 'Migration20261124060000Accounts', class: Migration20261124060000Accounts },
   { name: 'Migration20261124061000NotificationPreferences', class: Migration20261124061000NotificationPreferences },
+  { name: 'Migration20261124070000OAuthClientState', class: Migration20261124070000OAuthClientState },
 ];

@@ -14,6 +14,8 @@ import { User } from '../users/user.entity.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
 import { teamMemberView } from '../views.ts';
 import { Invite } from './invite.entity.ts';
+import { Account } from '../accounts/account.entity.ts';
+import { minimalAccountView, REQUIREMENT_PROVIDERS } from '../accounts/account-data.ts';
 
 const DAY_MS = 86_400_000;
 export const MAX_INVITE_DAYS = 365;
@@ -26,11 +28,21 @@ export const createInviteSchema = z.strictObject({
     .meta({ description: `In the future, at most ${MAX_INVITE_DAYS} days ahead; default ${DEFAULT_INVITE_DAYS} days from now.` }),
 });
 
-export const acceptInviteSchema = z.strictObject({
-  userId: uuid,
-  name: z.string().regex(MEMBER_NAME_PATTERN, 'must be 3-20 characters of a-z A-Z 0-9 _').optional()
-    .meta({ description: 'The member name; default the user\'s username.' }),
-});
+const memberName = z.string().regex(MEMBER_NAME_PATTERN, 'must be 3-20 characters of a-z A-Z 0-9 _').optional()
+  .meta({ description: 'The member name; default the user\'s username.' });
+
+export const acceptInviteSchema = z.strictObject({ userId: uuid, name: memberName });
+
+/** POST /v1/invites/:inviteId/accept: the signed-in user joins. */
+export const acceptOwnInviteSchema = z.strictObject({ name: memberName });
+
+/** The join requirements (spec 2.11) the user's linked accounts do not meet, in JOIN_REQUIREMENTS order. */
+async function unmetRequirements(em: EntityManager, team: Team, userId: string): Promise<(typeof JOIN_REQUIREMENTS)[number][]> {
+  const required = JOIN_REQUIREMENTS.filter((requirement) => team.joinRequirements[requirement]);
+  if (required.length === 0) return [];
+  const linked = new Set((await em.find(Account, { user: userId, providerId: { $in: required.map((r) => REQUIREMENT_PROVIDERS[r]) } })).map((a) => a.providerId));
+  return required.filter((requirement) => !linked.has(REQUIREMENT_PROVIDERS[requirement]));
+}
 
 /**
  * A user who left (or was kicked) joins again in its archived member row: the same member id, so
@@ -121,11 +133,38 @@ export class InviteService {
 
   /**
    * Accepts an invite for a user (MEMBER_JOINED): checks expiry, use, the team's join requirements
-   * and maxMembers. A single-use invite is claimed by one conditional update, so of two racing
+   * (met by the user's linked accounts: REQUIREMENT_PROVIDERS) and maxMembers. A single-use invite is claimed by one conditional update, so of two racing
    * accepts exactly one makes a member.
    */
   async accept(inviteId: string, input: unknown) {
     const { userId, name } = parseInput(acceptInviteSchema, input);
+    return this.join(inviteId, userId, name);
+  }
+
+  /** The signed-in user accepts an invite for itself. */
+  async acceptAsUser(inviteId: string, userId: string, input: unknown) {
+    const { name } = parseInput(acceptOwnInviteSchema, input);
+    return this.join(inviteId, userId, name);
+  }
+
+  /**
+   * Team join info (spec 2.11) for a user holding an invite: the minimal team, its requirements
+   * and the user's linked accounts (minimal account info). A used or expired invite is not found.
+   */
+  async joinInfo(inviteId: string, userId: string) {
+    const em = this.orm.em.fork();
+    const invite = isUuid(inviteId) ? await em.findOne(Invite, { id: inviteId }, { populate: ['team'] }) : null;
+    if (!invite || invite.expireDate.getTime() <= Date.now() || (invite.isUsed && !invite.isMultiUse)) throw notFound('invite', inviteId);
+    const team = invite.team;
+    const accounts = await em.find(Account, { user: userId }, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    return {
+      id: team.id, name: team.name, logo: team.logo ?? null, priceId: team.priceId ?? null,
+      requirements: Object.fromEntries(JOIN_REQUIREMENTS.map((requirement) => [requirement, team.joinRequirements[requirement] === true])),
+      connections: accounts.map(minimalAccountView),
+    };
+  }
+
+  private async join(inviteId: string, userId: string, name: string | undefined) {
     try {
       const result = await this.orm.em.fork().transactional(async (em) => {
         const invite = isUuid(inviteId) ? await em.findOne(Invite, { id: inviteId }, { populate: ['group'] }) : null;
@@ -139,9 +178,9 @@ export class InviteService {
         }
         const user = await em.findOne(User, { id: userId });
         if (!user) throw notFound('user', userId);
-        const required = JOIN_REQUIREMENTS.filter((requirement) => team.joinRequirements[requirement]);
-        // Linked accounts do not exist yet, so no user meets a requirement.
-        if (required.length > 0) throw forbidden(`The team requires a linked ${required[0]} account`, required[0]);
+        const unmet = await unmetRequirements(em, team, user.id);
+        const missing = unmet[0];
+        if (missing) throw forbidden(`The team requires a linked ${missing} account (${REQUIREMENT_PROVIDERS[missing]})`, missing);
         const former = await em.findOne(TeamMember, { team, user }, { lockMode: LockMode.PESSIMISTIC_WRITE });
         if (former && !former.leftTeamAt) throw conflict('The user is already a member of the team', userId);
         const limit = effectiveLimits(team.plan?.limits, team.limitOverrides).maxMembers;

@@ -6,6 +6,9 @@ import { notFound } from '../../errors/errors.ts';
 import { type Actor, LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { isUuid, parseInput } from '../validation.ts';
 import { teamView } from '../views.ts';
+import { Account } from '../accounts/account.entity.ts';
+import { minimalAccountView } from '../accounts/account-data.ts';
+import { TeamMember } from '../members/team-member.entity.ts';
 import { JOIN_REQUIREMENTS, Team } from './team.entity.ts';
 
 /** An IANA time zone name the runtime knows, such as Europe/Berlin or UTC; not an offset. */
@@ -61,10 +64,16 @@ export class TeamSettingsService {
     return minimalView(await this.find(this.orm.em.fork(), teamId));
   }
 
-  /** Minimal info plus what a user must have linked to join; `connections` stay empty until user accounts exist. */
-  async joinInfo(teamId: string) {
-    const team = await this.find(this.orm.em.fork(), teamId);
-    return { ...minimalView(team), requirements: { ...team.joinRequirements }, connections: [] };
+  /**
+   * Minimal info plus what a user must have linked to join; `connections` are the linked accounts
+   * of the user behind `memberId` (a session's member), empty for a team API key.
+   */
+  async joinInfo(teamId: string, memberId: string | null = null) {
+    const em = this.orm.em.fork();
+    const team = await this.find(em, teamId);
+    const member = memberId ? await em.findOne(TeamMember, { id: memberId, team }) : null;
+    const accounts = member ? await em.find(Account, { user: member.user }, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }) : [];
+    return { ...minimalView(team), requirements: { ...team.joinRequirements }, connections: accounts.map(minimalAccountView) };
   }
 
   async update(teamId: string, input: unknown, actor: Actor) {

@@ -21,6 +21,7 @@ import { uploadUrlOperations } from './upload-url-operations.ts';
 import { tusOperations } from './tus-operations.ts';
 import { teamFileOperations } from './team-file-operations.ts';
 import { userOperations } from './user-operations.ts';
+import { accountOperations } from './account-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -107,6 +108,8 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   fileId: z.uuid().meta({ description: 'A team file, or a to-do file.' }),
   boardId: z.uuid().meta({ description: 'A to-do board of the team.' }),
   todoId: z.uuid().meta({ description: 'A to-do of the team.' }),
+  provider: z.string().meta({ description: 'An OAuth sign-in provider: discord or google; 404 unless configured.' }),
+  providerId: z.string().meta({ description: 'A linked account\'s provider: credential, discord, google, minecraft-manual, hytale-manual.' }),
   sessionId: z.uuid().meta({ description: 'A session of the signed-in user.' }),
   code: z.string().meta({ description: 'A launcher sign-in code\'s identifier, `XXXX-XXXX` (any case).' }),
   userId: z.uuid().meta({ description: 'A user.' }),
@@ -599,6 +602,7 @@ export const operations: Record<string, OperationDoc> = {
   ...teamFileOperations(paging),
   ...operatorOperations,
   ...userOperations,
+  ...accountOperations,
   ...automationOperations('/v1/admin/teams/:teamId/automations', 'operator'),
   ...serviceOperations,
 };

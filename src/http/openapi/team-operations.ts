@@ -252,7 +252,7 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
     },
     'POST /v1/admin/invites/:inviteId/accept': {
       operationId: 'acceptInvite', summary: 'Accept an invite for a user',
-      description: 'Until users sign in, the operator accepts on a user\'s behalf. Makes a member in the invite\'s group (its main group), logged as MEMBER_JOINED. ' +
+      description: 'The operator accepts on a user\'s behalf (users accept themselves with POST /v1/invites/{inviteId}/accept). Makes a member in the invite\'s group (its main group), logged as MEMBER_JOINED. ' +
         'A single-use invite makes one member, even under concurrent accepts. A user who left or was kicked gets its member row back ' +
         '(same id, no permissions of its own, only the invite\'s group; MEMBER_JOINED `{rejoined: true}`); keys made for it before are deleted.',
       tag: 'operator', access: 'authSecret',
@@ -262,7 +262,7 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       errors: {
         ...JSON_BODY_ERRORS,
         402: 'The team has reached maxMembers (error.teamLimits.maxMembers).',
-        403: 'The team has a join requirement (linked accounts do not exist yet, so none can be met).',
+        403: 'A join requirement of the team is not met by the user\'s linked accounts (`value` names it), or the team is archived.',
         404: 'No such invite, or it has expired or been used; or no such user.',
         409: 'The user is a current member of the team, or a current member has the name.',
       },

@@ -13,13 +13,23 @@ export const teamMinimalSchema = z
   .object({ id, name: z.string(), logo: z.string().nullable(), priceId: z.string().nullable() })
   .meta({ id: 'TeamMinimalInfo' });
 
+export const minimalAccountSchema = z
+  .object({
+    accountId: z.string().meta({ description: 'The provider\'s id of the account: the user id for credential, the OAuth subject, the player UUID for manual game accounts.' }),
+    providerId: z.string().meta({ description: 'credential, discord, google, minecraft-manual or hytale-manual.' }),
+    data: z.record(z.string(), z.unknown()).nullable().meta({
+      description: 'discord `{username}`, google `{email}`, minecraft-manual and hytale-manual `{username, targetId}`; null for credential.',
+    }),
+  })
+  .meta({ id: 'MinimalAccountInfo', description: 'Never tokens, never the password.' });
+
 export const teamJoinInfoSchema = teamMinimalSchema
   .extend({
     requirements: z
       .object({ discord: z.boolean(), google: z.boolean(), minecraft: z.boolean(), hytale: z.boolean() })
-      .meta({ id: 'TeamJoinRequirements', description: 'Accounts a user must have linked to join.' }),
-    connections: z.array(z.object({ provider: z.string(), providerAccountId: z.string() })).meta({
-      description: 'The signed-in user\'s linked accounts; always empty until user accounts exist.',
+      .meta({ id: 'TeamJoinRequirements', description: 'Accounts a user must have linked to join: discord, google, minecraft-manual (minecraft), hytale-manual (hytale).' }),
+    connections: z.array(minimalAccountSchema).meta({
+      description: 'The signed-in user\'s linked accounts (minimal account info); empty for a team API key.',
     }),
   })
   .meta({ id: 'TeamJoinInfo' });

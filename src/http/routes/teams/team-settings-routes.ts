@@ -8,7 +8,7 @@ export function teamSettingsRoutes(route: ReturnType<typeof teamRouteBuilder>, s
   return [
     route('GET', '', null, async (call) => json(200, await settings.get(call.teamId))),
     route('GET', '/minimal', null, async (call) => json(200, await settings.minimal(call.teamId))),
-    route('GET', '/join-info', null, async (call) => json(200, await settings.joinInfo(call.teamId))),
+    route('GET', '/join-info', null, async (call) => json(200, await settings.joinInfo(call.teamId, call.principal.sessionId ? call.principal.memberId : null))),
     route('PATCH', '', Permission.settingsManage, async (call) => json(200, await settings.update(call.teamId, await call.body(), call.actor))),
     route('POST', '/archive', Permission.settingsManage, async (call) => json(200, await settings.setArchived(call.teamId, true, call.actor)), { whileArchived: true }),
     route('POST', '/unarchive', Permission.settingsManage, async (call) => json(200, await settings.setArchived(call.teamId, false, call.actor)), { whileArchived: true }),
