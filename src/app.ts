@@ -67,6 +67,7 @@ import { teamAdminRoutes } from './http/routes/teams/team-admin-routes.ts';
 import { automationAdminRoutes } from './http/routes/admin/automation-admin-routes.ts';
 import { subscriptionAdminRoutes } from './http/routes/admin/subscription-admin-routes.ts';
 import { openApiRoutes } from './http/openapi/openapi-routes.ts';
+import { createMailSender, type ManagedMailSender } from './mail/create-mail-sender.ts';
 
 /** After the grace period, how long aborted uploads and the responses still being written may take. */
 const ABORT_WAIT_MS = 10_000;
@@ -116,6 +117,8 @@ export interface Services {
   automations: AutomationService;
   /** Delivers outbox events to automations; started by Application (never by the CLI). */
   automationDispatcher: AutomationDispatcher;
+  /** The service's mail (SMTP or the outbox); its retry job is started by Application. */
+  mail: ManagedMailSender;
 }
 
 /** Database, migrations, seed data and the domain services: what both the server and the CLI need. */
@@ -235,6 +238,7 @@ export class Backend {
           orm, allowPrivateTargets: config.automations.allowPrivateTargets, wake: () => automationDispatcher.wake(),
         }),
         automationDispatcher,
+        mail: createMailSender(orm, logger, config.mail),
       };
       services.metrics.observe({ gate: services.gate, pool });
       return new Backend(services, databaseUrl, embedded);
@@ -253,6 +257,7 @@ export class Backend {
     await this.services.crashSweeper.stop();
     this.services.idempotency.close();
     await this.services.automationDispatcher.stop();
+    await this.services.mail.stop();
     await this.services.rateLimiter.close();
     await this.services.authFailures.close();
     await this.services.uploadUrlLimits.perUrl.close();
@@ -417,6 +422,7 @@ export class Application {
       services.subscriptionJob.start();
       services.crashSweeper.start();
       services.automationDispatcher.start();
+      services.mail.start();
       if (this.listenMode.shared) await this.listen();
       this.lifecycle = 'ready';
       this.logger.info({ port: this.boundPort }, 'ready');

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCorsOrigins, type CorsOrigins } from './cors-origins.ts';
 import { settingNames, settings, type SettingName, type SettingValues } from './settings.ts';
+import type { MailSettings } from '../mail/create-mail-sender.ts';
 
 export interface Config {
   host: string;
@@ -75,6 +76,8 @@ export interface Config {
   logLevel: SettingValues['LOG_LEVEL'];
   /** Automations: webhook deliveries of events (docs/automations.md). */
   automations: AutomationSettings;
+  /** Mail: SMTP when smtpUrl is set, otherwise the outbox table and the log (src/mail). */
+  mail: MailSettings;
 }
 
 export interface AutomationSettings {
@@ -139,7 +142,7 @@ function environmentSettings(env: NodeJS.ProcessEnv): RawSettings {
   return raw;
 }
 
-const SECRET_SETTINGS = new Set<SettingName>(['AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL', 'METRICS_TOKEN']);
+const SECRET_SETTINGS = new Set<SettingName>(['AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL', 'METRICS_TOKEN', 'SMTP_URL']);
 
 /** The rejected value for the error message; secrets and URLs that may carry passwords are not echoed. */
 function describe(name: SettingName, value: unknown): string {
@@ -235,6 +238,13 @@ function toConfig(values: SettingValues, cwd: string): Config {
       concurrency: values.AUTOMATION_CONCURRENCY,
       deliveryRetentionDays: values.AUTOMATION_DELIVERY_RETENTION_DAYS,
       allowPrivateTargets: values.AUTOMATION_ALLOW_PRIVATE_TARGETS,
+    },
+    mail: {
+      smtpUrl: values.SMTP_URL,
+      from: values.MAIL_FROM,
+      sendAttempts: values.MAIL_SEND_ATTEMPTS,
+      backoffMs: values.MAIL_BACKOFF_MS,
+      retryIntervalMs: values.MAIL_RETRY_INTERVAL_SECONDS * 1000,
     },
   };
 }

@@ -108,6 +108,12 @@ export const settings = {
   AUTOMATION_CONCURRENCY: setting(integer(1, 1000), 'an integer from 1 to 1000'),
   AUTOMATION_DELIVERY_RETENTION_DAYS: setting(integer(1, 3650), 'an integer from 1 to 3650'),
   AUTOMATION_ALLOW_PRIVATE_TARGETS: setting(boolean, 'true or false'),
+  // Mail (src/mail): SMTP when SMTP_URL is set, otherwise the mail_outbox table and the log.
+  SMTP_URL: setting(z.url({ protocol: /^smtps?$/ }).nullable(), 'an smtp:// or smtps:// URL (user and password in it if needed), or unset to keep mail in the outbox'),
+  MAIL_FROM: setting(z.string().min(3).max(320), 'a From address such as "Media service <no-reply@example.com>"'),
+  MAIL_SEND_ATTEMPTS: setting(integer(1, 10), 'an integer from 1 to 10'),
+  MAIL_BACKOFF_MS: setting(integer(0, 60_000), 'an integer from 0 to 60000 (milliseconds)'),
+  MAIL_RETRY_INTERVAL_SECONDS: setting(integer(0, 86_400), 'an integer from 0 to 86400 (0: no retry job)'),
 };
 
 export type SettingName = keyof typeof settings;
