@@ -68,6 +68,7 @@ import { automationAdminRoutes } from './http/routes/admin/automation-admin-rout
 import { subscriptionAdminRoutes } from './http/routes/admin/subscription-admin-routes.ts';
 import { openApiRoutes } from './http/openapi/openapi-routes.ts';
 import { createMailSender, type ManagedMailSender } from './mail/create-mail-sender.ts';
+import { TeamDeletion } from './domain/teams/team-deletion.ts';
 
 /** After the grace period, how long aborted uploads and the responses still being written may take. */
 const ABORT_WAIT_MS = 10_000;
@@ -119,6 +120,8 @@ export interface Services {
   automationDispatcher: AutomationDispatcher;
   /** The service's mail (SMTP or the outbox); its retry job is started by Application. */
   mail: ManagedMailSender;
+  /** Deletes teams (TEAM_DELETE) and drains the objects left to remove; its drain is started by Application. */
+  teamDeletion: TeamDeletion;
 }
 
 /** Database, migrations, seed data and the domain services: what both the server and the CLI need. */
@@ -239,6 +242,7 @@ export class Backend {
         }),
         automationDispatcher,
         mail: createMailSender(orm, logger, config.mail),
+        teamDeletion: new TeamDeletion({ orm, store, resumable: createResumableStore(store), logger: logger.child({ component: 'team-deletion' }) }),
       };
       services.metrics.observe({ gate: services.gate, pool });
       return new Backend(services, databaseUrl, embedded);
@@ -258,6 +262,7 @@ export class Backend {
     this.services.idempotency.close();
     await this.services.automationDispatcher.stop();
     await this.services.mail.stop();
+    await this.services.teamDeletion.stop();
     await this.services.rateLimiter.close();
     await this.services.authFailures.close();
     await this.services.uploadUrlLimits.perUrl.close();
@@ -423,6 +428,7 @@ export class Application {
       services.crashSweeper.start();
       services.automationDispatcher.start();
       services.mail.start();
+      services.teamDeletion.start();
       if (this.listenMode.shared) await this.listen();
       this.lifecycle = 'ready';
       this.logger.info({ port: this.boundPort }, 'ready');

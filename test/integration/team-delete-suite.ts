@@ -1,0 +1,80 @@
+import type { Test } from 'tap';
+import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { connectPg } from '../helpers/database.ts';
+import type { CreatedTeam, TestServer } from '../helpers/server.ts';
+import { s3, s3Client, type Driver } from '../helpers/storage.ts';
+import { tusMetadata, tusRequest } from '../helpers/tus.ts';
+import { MiB, pngLike, send, uploadJson } from '../helpers/uploads.ts';
+
+const dataUri = (content: Buffer, type = 'image/png') => `data:${type};base64,${content.toString('base64')}`;
+
+/**
+ * Gives a team something of every kind that lives in storage: media files, a team file, a to-do
+ * file, and an unfinished resumable upload with a stored part and a tail (6 of 8 MiB). Answers
+ * the tus upload's id (its temp file / tail object is named by it, not by the team).
+ */
+export async function fillTeam(t: Test, server: TestServer, team: CreatedTeam): Promise<{ tusId: string }> {
+  const base = `/v1/teams/${team.teamId}`;
+  for (const name of ['one.png', 'two.png']) {
+    t.equal((await uploadJson(server, team.teamId, team.key, { file: dataUri(pngLike(3000)), fileName: name })).status, 201, `media ${name}`);
+  }
+  const teamFile = await send(server, 'POST', `${base}/files`, team.key, Buffer.from(JSON.stringify({ file: dataUri(Buffer.from('notes')), fileName: 'notes.txt' })), {
+    'content-type': 'application/json',
+  });
+  t.equal(teamFile.status, 201, 'team file');
+  const board = await server.media('POST', `${base}/todo-boards`, team.key, { body: { title: 'Board' } });
+  const todo = await server.media('POST', `${base}/todo-boards/${board.body.id}/todos`, team.key, { body: { title: 'Do it' } });
+  t.equal(todo.status, 201, 'to-do');
+  const todoFile = await send(server, 'POST', `${base}/todos/${todo.body.id}/files`, team.key, Buffer.from(JSON.stringify({ file: dataUri(Buffer.from('todo')), fileName: 't.txt' })), {
+    'content-type': 'application/json',
+  });
+  t.equal(todoFile.status, 201, 'to-do file');
+  const created = await tusRequest(server, 'POST', `/v1/cdn/media/${team.teamId}/tus`, team.key, {
+    'upload-length': String(8 * MiB), 'upload-metadata': tusMetadata({ filename: 'big.png' }),
+  });
+  t.equal(created.status, 201, 'tus upload created');
+  const path = new URL(created.headers.get('location')!, server.baseUrl).pathname;
+  const patched = await tusRequest(server, 'PATCH', path, team.key, { 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, pngLike(6 * MiB));
+  t.equal(patched.status, 204, 'tus upload half done');
+  return { tusId: path.split('/').at(-1)! };
+}
+
+/** Rows naming the team, in every table that has a team_id column (and the team itself). */
+export async function rowsOfTeam(server: TestServer, teamId: string): Promise<Record<string, number>> {
+  const client = await connectPg(server.databaseUrl);
+  try {
+    const tables = await client.query<{ table_name: string }>(
+      `select table_name from information_schema.columns where table_schema = 'public' and column_name = 'team_id' order by table_name`,
+    );
+    const counts: Record<string, number> = {};
+    for (const { table_name } of tables.rows) {
+      const { rows } = await client.query(`select count(*)::int as n from "${table_name}" where team_id = $1`, [teamId]);
+      if (rows[0].n > 0) counts[table_name] = rows[0].n;
+    }
+    const team = await client.query('select count(*)::int as n from team where id = $1', [teamId]);
+    if (team.rows[0].n > 0) counts.team = team.rows[0].n;
+    return counts;
+  } finally {
+    await client.end();
+  }
+}
+
+async function walk(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
+  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** Everything storage holds that belongs to the team: objects under its prefixes, in-progress writes, the tus upload's parts. */
+export async function storageOfTeam(driver: Driver, dataDir: string, teamId: string, tusId: string): Promise<string[]> {
+  if (driver === 'fs') return (await walk(join(dataDir, 'files'))).filter((file) => file.includes(teamId) || file.includes(tusId));
+  const found: string[] = [];
+  for (const prefix of [`media/${teamId}/`, `team-files/${teamId}/`, `todo-files/${teamId}/`, `tus/${tusId}`]) {
+    const listed = await s3Client().send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix }));
+    found.push(...(listed.Contents ?? []).map((object) => `object ${object.Key}`));
+    const uploads = await s3Client().send(new ListMultipartUploadsCommand({ Bucket: s3.bucket, Prefix: prefix }));
+    found.push(...(uploads.Uploads ?? []).map((upload) => `multipart ${upload.Key}`));
+  }
+  return found;
+}
