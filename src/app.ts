@@ -1,7 +1,16 @@
 import { join } from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
-import { AUTH_CHANGES_CHANNEL } from './auth/auth-changes.ts';
+import { AUTH_CHANGES_CHANNEL, parseAuthChange } from './auth/auth-changes.ts';
+import { Authenticator } from './auth/authenticator.ts';
+import { SessionAuthenticator } from './auth/session-authenticator.ts';
+import { SessionService } from './domain/sessions/session.service.ts';
+import { CredentialService } from './domain/users/credential.service.ts';
+import { UserProfileService } from './domain/users/user-profile.service.ts';
+import { authRoutes } from './http/routes/users/auth-routes.ts';
+import { userRoutes } from './http/routes/users/user-routes.ts';
+import { userRouteBuilder } from './http/routes/users/user-route.ts';
+import { userAdminRoutes } from './http/routes/admin/user-admin-routes.ts';
 import { announceGeneratedSecret, resolveAuthSecret } from './bootstrap/auth-secret.ts';
 import { InstanceIdentity } from './bootstrap/instance-identity.ts';
 import type { Config } from './config/config.ts';
@@ -80,7 +89,14 @@ const TEAM_STATE_CACHE_MS = 60_000;
 
 export interface Services {
   orm: MikroORM;
-  authenticator: ApiKeyAuthenticator;
+  /** Team API keys and session tokens on the team and media routes; session tokens on the user's own routes. */
+  authenticator: Authenticator;
+  /** Users' signed-in sessions. */
+  sessions: SessionService;
+  /** Email-and-password sign-up, sign-in and password changes. */
+  credentials: CredentialService;
+  /** Users' own records; the operator's disable, enable and global permissions. */
+  profiles: UserProfileService;
   teams: TeamService;
   /** Team limits and storage counters for uploads; invalidated through TEAM_LIMITS_CHANNEL. */
   teamStates: TeamStateCache;
@@ -90,6 +106,8 @@ export interface Services {
   rateLimiter: RequestRateLimiter;
   /** Failed authentications per client address (API keys and authSecret); 429 past the budget. */
   authFailures: RequestRateLimiter;
+  /** Failed sign-ins per account and per client address. */
+  signInThrottles: { perAccount: RequestRateLimiter; perAddress: RequestRateLimiter };
   /** Uses of upload URLs, per URL and per team (they carry no key to limit). */
   uploadUrlLimits: { perUrl: RequestRateLimiter; perTeam: RequestRateLimiter };
   store: ObjectStore;
@@ -162,12 +180,28 @@ export class Backend {
         keyPrefix: 'media-auth-fail',
         message: 'Too many failed authentications from this address, retry later',
       });
-      const authenticator = new ApiKeyAuthenticator({
-        orm,
-        cacheSeconds: config.apiKeyCacheSeconds,
+      const authenticator = new Authenticator({
+        keys: new ApiKeyAuthenticator({
+          orm,
+          cacheSeconds: config.apiKeyCacheSeconds,
+          failures: authFailures,
+          onLookup: (found) => metrics.apiKeyLookups.inc({ result: found ? 'found' : 'missing' }),
+        }),
+        sessions: new SessionAuthenticator({
+          orm, cacheSeconds: config.apiKeyCacheSeconds, ttlSeconds: config.accounts.sessionTtlSeconds,
+          onRenewFailed: (error) => logger.warn({ err: error }, 'session renewal not written'),
+        }),
         failures: authFailures,
-        onLookup: (found) => metrics.apiKeyLookups.inc({ result: found ? 'found' : 'missing' }),
       });
+      const sessions = new SessionService({ orm, cache: authenticator, ttlSeconds: config.accounts.sessionTtlSeconds });
+      const signInLimit = (points: number, keyPrefix: string) => new RequestRateLimiter({
+        points, durationSeconds: config.accounts.signInLimit.durationSeconds, redisUrl: config.redisUrl, logger, keyPrefix,
+        message: 'Too many failed sign-ins, retry later',
+      });
+      const signInThrottles = {
+        perAccount: signInLimit(config.accounts.signInLimit.accountPoints, 'media-signin-account'),
+        perAddress: signInLimit(config.accounts.signInLimit.addressPoints, 'media-signin-address'),
+      };
       const teams = new TeamService(orm);
       const media = new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl });
       const store = await createObjectStore(config.storage, config.dataDir);
@@ -207,6 +241,10 @@ export class Backend {
       const services: Services = {
         orm,
         authenticator,
+        sessions,
+        credentials: new CredentialService({ orm, sessions, throttles: signInThrottles, signUpEnabled: config.accounts.signUpEnabled }),
+        profiles: new UserProfileService({ orm, sessions, authCache: authenticator, usernameCooldownSeconds: config.accounts.usernameChangeCooldownSeconds }),
+        signInThrottles,
         teams,
         teamStates,
         members: new MemberService(orm, authenticator),
@@ -265,6 +303,8 @@ export class Backend {
     await this.services.teamDeletion.stop();
     await this.services.rateLimiter.close();
     await this.services.authFailures.close();
+    await this.services.signInThrottles.perAccount.close();
+    await this.services.signInThrottles.perAddress.close();
     await this.services.uploadUrlLimits.perUrl.close();
     await this.services.uploadUrlLimits.perTeam.close();
     await this.services.pool.close();
@@ -370,7 +410,11 @@ export class Application {
         databaseUrl: this.backend.databaseUrl,
         channel: AUTH_CHANGES_CHANNEL,
         logger: this.logger,
-        onNotification: (teamId) => services.authenticator.invalidateTeam(teamId),
+        onNotification: (payload) => {
+          const change = parseAuthChange(payload);
+          if ('userId' in change) services.authenticator.invalidateUser(change.userId);
+          else services.authenticator.invalidateTeam(change.teamId);
+        },
         onReconnect: () => services.authenticator.invalidateAll(),
       });
       await this.listener.start();
@@ -392,6 +436,7 @@ export class Application {
         onReconnect: () => services.teamStates.invalidateAll(),
       });
       await this.teamLimitsListener.start();
+      const userRoute = userRouteBuilder(services, this.config.maxJsonBodyBytes);
       const routes = [
         ...adminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...mediaRoutes(services),
@@ -420,6 +465,9 @@ export class Application {
         ...subscriptionAdminRoutes({
           subscriptions: services.subscriptions, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
+        ...authRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...userRoutes(userRoute, services),
+        ...userAdminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...openApiRoutes(),
       ];
       for (const route of routes) this.router.add(route);

@@ -4,6 +4,7 @@ import { unauthorized } from '../errors/errors.ts';
 import { allPermissions } from './permissions.ts';
 import { apiKeyMatches, apiKeyPrefix } from './api-key-secret.ts';
 import type { Principal } from './principal.ts';
+import { bearerToken } from './bearer-token.ts';
 
 const MAX_CACHED_KEYS = 50_000;
 /** Unknown prefixes remembered; a flood of distinct ones evicts the oldest (the failure throttle bounds that flood). */
@@ -41,7 +42,8 @@ select k.id, k.team_id, k.team_member_id, k.secret_hash, k.scopes,
                                     order by o.created_at limit 1)) as acting_member_id,
        t.archived as team_archived,
        coalesce(m.is_team_owner, true) as acts_as_owner,
-       (m.id is null or (m.left_team_at is null and not m.archived)) as member_active,
+       (m.id is null or (m.left_team_at is null and not m.archived
+                         and not exists (select 1 from "user" u where u.id = m.user_id and u.disabled))) as member_active,
        coalesce(m.permissions, '{}') || coalesce((
          select array_agg(permission) from team_member_group mg
            join team_group g on g.id = mg.group_id, unnest(g.permissions) as permission
@@ -178,6 +180,8 @@ export class ApiKeyAuthenticator {
       expiresAt: this.now() + this.cacheMs,
       principal: {
         keyId: row.id,
+        sessionId: null,
+        rateLimitKey: row.id,
         teamId: row.team_id,
         memberId: row.team_member_id,
         actingMemberId: row.acting_member_id,
@@ -196,11 +200,6 @@ export class ApiKeyAuthenticator {
   }
 }
 
-function bearerToken(header: string | undefined): string | null {
-  if (!header) return null;
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  return match?.[1] ?? null;
-}
 
 const EXPECTED_FORM = 'Authorization: Bearer <API key>';
 

@@ -1,8 +1,13 @@
-/** Who a media request acts as: resolved from its API key. */
+/** Who a team or media request acts as: resolved from its team API key or from a user's session token. */
 export interface Principal {
-  keyId: string;
+  /** The API key; null for a session. */
+  keyId: string | null;
+  /** The session; null for an API key. */
+  sessionId: string | null;
+  /** What the per-caller rate limit counts against: the key, or the session. */
+  rateLimitKey: string;
   teamId: string;
-  /** The member the key is linked to; null for a key that acts as the owner. */
+  /** The member the key is linked to, or the session's user's member; null for a key that acts as the owner. */
   memberId: string | null;
   /**
    * Who the team log names for this key's actions (spec 2.19 requires a teamMember): the linked
@@ -12,6 +17,6 @@ export interface Principal {
   permissions: ReadonlySet<string>;
   /** Whether the key's team is archived: its keys then only read (docs/team-admin.md). */
   teamArchived: boolean;
-  /** Empty for a full key. */
+  /** Empty for a full key and for a session. */
   scopes: readonly string[];
 }

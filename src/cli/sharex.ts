@@ -48,7 +48,7 @@ export async function writeSharexUploader(services: Services, config: Config, va
   let key: string;
   let createdKeyId: string | undefined;
   if (givenKey !== undefined) {
-    const principal = await services.authenticator.authenticate(`Bearer ${givenKey}`);
+    const principal = await services.authenticator.keys.authenticate(`Bearer ${givenKey}`);
     if (principal.teamId !== teamId) throw badRequest('--key belongs to another team', 'key');
     if (!principal.permissions.has(Permission.mediaUpload)) throw badRequest('--key may not upload (team.media.upload)', 'key');
     key = givenKey;

@@ -67,6 +67,13 @@ export interface Config {
   workerThreads: number;
   maxJsonBodyBytes: number;
   apiKeyCacheSeconds: number;
+  accounts: {
+    signUpEnabled: boolean;
+    sessionTtlSeconds: number;
+    /** Failed sign-ins per account and per client address in a window; past them, 429 until it ends. */
+    signInLimit: { accountPoints: number; addressPoints: number; durationSeconds: number };
+    usernameChangeCooldownSeconds: number;
+  };
   /** METRICS_TOKEN: GET /metrics needs `Authorization: Bearer <token>`; null: /metrics answers loopback clients only. */
   metricsToken: string | null;
   /** CORS_ORIGINS: any origin, these origins, or none ([]: CORS off). */
@@ -225,6 +232,16 @@ function toConfig(values: SettingValues, cwd: string): Config {
     workerThreads: values.WORKER_THREADS ?? availableParallelism(),
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,
+    accounts: {
+      signUpEnabled: values.SIGN_UP_ENABLED,
+      sessionTtlSeconds: values.SESSION_TTL_DAYS * 86_400,
+      signInLimit: {
+        accountPoints: values.SIGN_IN_LIMIT_ACCOUNT_POINTS,
+        addressPoints: values.SIGN_IN_LIMIT_ADDRESS_POINTS,
+        durationSeconds: values.SIGN_IN_LIMIT_DURATION_SECONDS,
+      },
+      usernameChangeCooldownSeconds: values.USERNAME_CHANGE_COOLDOWN_DAYS * 86_400,
+    },
     metricsToken: values.METRICS_TOKEN,
     corsOrigins: parseCorsOrigins(values.CORS_ORIGINS),
     accessLog: values.ACCESS_LOG,

@@ -91,6 +91,12 @@ export const settings = {
   WORKER_THREADS: setting(integer(1, 256).nullable(), 'an integer from 1 to 256, or unset for the number of cores'),
   MAX_JSON_BODY_BYTES: setting(integer(1024, 64 * 1024 * 1024), 'an integer from 1024 to 67108864'),
   API_KEY_CACHE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),
+  SIGN_UP_ENABLED: setting(boolean, 'true or false'),
+  SESSION_TTL_DAYS: setting(integer(1, 365), 'an integer from 1 to 365 (days a session lives after its last use)'),
+  SIGN_IN_LIMIT_ACCOUNT_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),
+  SIGN_IN_LIMIT_ADDRESS_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),
+  SIGN_IN_LIMIT_DURATION_SECONDS: setting(integer(1, 86_400), 'an integer from 1 to 86400'),
+  USERNAME_CHANGE_COOLDOWN_DAYS: setting(integer(0, 365), 'an integer from 0 to 365'),
   METRICS_TOKEN: setting(
     z.string().regex(/^[\x21-\x7e]{16,}$/).nullable(),
     'at least 16 printable ASCII characters without spaces, or unset to serve /metrics to loopback clients only',

@@ -228,6 +228,27 @@ export function idempotencyKeyReused(): ServiceError {
   });
 }
 
+/** A disabled user signs in or acts: its sessions and keys stopped when it was disabled. */
+export function userDisabled(): ServiceError {
+  return new ServiceError({ name: 'ForbiddenError', status: 403, messageKey: 'error.user.disabled', message: 'The user is disabled' });
+}
+
+/** An email address or username that another user has (compared case-insensitively). */
+export function userTaken(field: 'email' | 'username'): ServiceError {
+  return new ServiceError({
+    name: 'ConflictError', status: 409, messageKey: `error.user.${field}Taken`, message: `The ${field} is already taken`, value: field,
+  });
+}
+
+/** A username changed again before the cool-down ends; `retryAfterSeconds` until it may. */
+export function usernameCooldown(retryAfterSeconds: number, allowedAt: Date): ServiceError {
+  return new ServiceError({
+    name: 'TooManyRequestsError', status: 429, messageKey: 'error.user.usernameCooldown',
+    message: `The username was changed recently; it can be changed again from ${allowedAt.toISOString()}`,
+    value: allowedAt.toISOString(), headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+}
+
 /** Why a verification token (spec 2.7, email verification) is refused; nothing changes (docs/accounts.md). */
 export type VerificationTokenRefusal = 'invalid' | 'expired' | 'used';
 

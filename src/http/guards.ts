@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { ApiKeyAuthenticator, FailureThrottle } from '../auth/api-key-authenticator.ts';
+import type { FailureThrottle } from '../auth/api-key-authenticator.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { PermissionName, ScopeName } from '../auth/permissions.ts';
 import { forbidden, teamArchived, unauthorized } from '../errors/errors.ts';
@@ -43,11 +44,11 @@ export interface MediaGrant {
  */
 export async function authorizeMedia(
   request: HttpRequest,
-  deps: { authenticator: ApiKeyAuthenticator; rateLimiter: RequestRateLimiter },
+  deps: { authenticator: Authenticator; rateLimiter: RequestRateLimiter },
   access: MediaAccess,
 ): Promise<MediaGrant> {
-  const principal = checkMediaAccess(request, await deps.authenticator.authenticate(request.headers['authorization'], request.remoteAddress), access);
-  const headers = await deps.rateLimiter.consume(principal.keyId);
+  const principal = checkMediaAccess(request, await deps.authenticator.authenticate(request.headers['authorization'], request.remoteAddress, request.params['teamId'] ?? ''), access);
+  const headers = await deps.rateLimiter.consume(principal.rateLimitKey);
   return { principal, headers };
 }
 

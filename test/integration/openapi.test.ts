@@ -61,7 +61,9 @@ t.test('version, security schemes of spec 5.5, operation ids, named schemas', as
   t.equal(new Set(ids).size, ids.length, 'operationIds are unique');
   const upload = document.paths?.['/v1/cdn/media/{teamId}/upload/file']?.post;
   t.equal(upload?.operationId, 'uploadMediaMultipart');
-  t.same(upload?.security, [{ teamApiKey: [] }]);
+  t.same(upload?.security, [{ teamApiKey: [] }, { sessionToken: [] }], 'a team key or a session token');
+  t.match(schemes['sessionToken'], { type: 'http', scheme: 'bearer' });
+  t.same(document.paths?.['/v1/users/me']?.get?.security, [{ sessionToken: [] }]);
   t.match(upload?.responses?.['201'], { content: { 'application/json': { schema: { $ref: '#/components/schemas/UploadedMediaFile' } } } });
   t.match(document.paths?.['/v1/admin/teams']?.post?.security, [{ authSecret: [] }]);
   for (const name of ['Error', 'MediaFile', 'UploadedMediaFile', 'MediaList', 'Folder', 'Team', 'ApiKey', 'PlanLimits', 'Automation', 'Usage']) {

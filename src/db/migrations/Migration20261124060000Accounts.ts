@@ -8,9 +8,9 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261124060000Accounts extends Migration {
   override up(): void {
-    // Emails compare case-insensitively: one account per address however it is typed.
+    // Emails and usernames compare case-insensitively: one user per address or name however it is typed.
     this.addSql(`create unique index "user_email_lower_unique" on "user" (lower("email"));`);
-    this.addSql(`create index "user_username_lower_index" on "user" (lower("username"));`);
+    this.addSql(`create unique index "user_username_lower_unique" on "user" (lower("username"));`);
 
     this.addSql(`create table "account" (
       "id" uuid not null primary key,
@@ -44,6 +44,11 @@ export class Migration20261124060000Accounts extends Migration {
       "user_agent" varchar(512) null);`);
     this.addSql(`create index "user_session_user_id_index" on "user_session" ("user_id");`);
     this.addSql(`create index "user_session_expires_at_index" on "user_session" ("expires_at");`);
+
+    // An upload URL made with a session token belongs to that session, as a key's belongs to the key: it dies with it.
+    this.addSql(`alter table "upload_url" alter column "key_id" drop not null;`);
+    this.addSql(`alter table "upload_url" add column "session_id" uuid null references "user_session" ("id") on delete cascade;`);
+    this.addSql(`alter table "upload_url" add constraint "upload_url_one_maker" check (("key_id" is null) <> ("session_id" is null));`);
 
     this.addSql(`create table "auth_session_code" (
       "id" uuid not null primary key,

@@ -42,8 +42,10 @@ export const createUploadUrlSchema = z
 export interface UploadUrlConstraints {
   id: string;
   teamId: string;
-  /** The key that made the URL: the upload is recorded as uploaded by it. */
-  keyId: string;
+  /** The key that made the URL: the upload is recorded as uploaded by it; null for a URL a session made. */
+  keyId: string | null;
+  /** The session that made the URL (it dies with the session); null for a key's. */
+  sessionId: string | null;
   options: UploadOptions;
   /** The requested maximum file size (413 beyond); null: only the route's and the team's limits. */
   maxSizeBytes: number | null;
@@ -69,7 +71,8 @@ export interface UploadUrlServiceDeps {
 interface UploadUrlRow {
   id: string;
   team_id: string;
-  key_id: string;
+  key_id: string | null;
+  session_id: string | null;
   file_name: string | null;
   folder_path: string[] | null;
   folder_id: string | null;
@@ -81,12 +84,12 @@ interface UploadUrlRow {
 
 // One JSON parameter (MikroORM inlines parameters; PostgreSQL turns the JSON arrays into text[]).
 const INSERT = `
-insert into upload_url (id, team_id, key_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types, expires_at)
-select id, team_id, key_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types, expires_at
-  from jsonb_to_record(?::jsonb) as r(id uuid, team_id uuid, key_id uuid, file_name varchar, folder_path text[], folder_id uuid, tags text[],
+insert into upload_url (id, team_id, key_id, session_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types, expires_at)
+select id, team_id, key_id, session_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types, expires_at
+  from jsonb_to_record(?::jsonb) as r(id uuid, team_id uuid, key_id uuid, session_id uuid, file_name varchar, folder_path text[], folder_id uuid, tags text[],
                                       is_public boolean, max_size_bytes bigint, content_types text[], expires_at timestamptz)`;
 
-const COLUMNS = 'id, team_id, key_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types';
+const COLUMNS = 'id, team_id, key_id, session_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types';
 
 const CLAIM = `
 update upload_url set state = 'claimed', claimed_at = now()
@@ -148,7 +151,7 @@ export class UploadUrlService {
       maxSizeBytes,
     };
     const row = JSON.stringify({
-      id, team_id: principal.teamId, key_id: principal.keyId, file_name: options.fileName, folder_path: options.folderPath, folder_id: options.folderId,
+      id, team_id: principal.teamId, key_id: principal.keyId, session_id: principal.sessionId, file_name: options.fileName, folder_path: options.folderPath, folder_id: options.folderId,
       tags: options.tags, is_public: options.public, max_size_bytes: data.maxSizeBytes ?? null, content_types: data.contentTypes ? [...new Set(data.contentTypes.map((type) => type.toLowerCase()))] : null,
       expires_at: expiresAt.toISOString(),
     });
@@ -212,6 +215,7 @@ function constraintsOf(row: UploadUrlRow): UploadUrlConstraints {
     id: row.id,
     teamId: row.team_id,
     keyId: row.key_id,
+    sessionId: row.session_id,
     options: {
       fileName: row.file_name,
       folderPath: row.folder_path,

@@ -29,25 +29,30 @@ const COMMON_ERRORS = [400, 431, 500, 503];
 /** Errors implied by who may call. */
 const ACCESS_ERRORS: Record<Access, number[]> = {
   teamApiKey: [401, 403, 429],
+  sessionToken: [401, 429],
   authSecret: [401],
   metricsToken: [401, 403],
   public: [],
 };
 
 const SECURITY: Record<Access, Record<string, string[]>[]> = {
-  teamApiKey: [{ teamApiKey: [] }],
+  teamApiKey: [{ teamApiKey: [] }, { sessionToken: [] }],
+  sessionToken: [{ sessionToken: [] }],
   authSecret: [{ authSecret: [] }],
   // A token when METRICS_TOKEN is set; nothing from loopback otherwise.
   metricsToken: [{ metricsToken: [] }, {}],
   public: [],
 };
 
-/** Spec section 5.5's schemes as it names them, plus the metrics token; this service accepts teamApiKey, authSecret and metricsToken. */
+/** Spec section 5.5's schemes as it names them, plus the metrics token; this service accepts teamApiKey, sessionToken, authSecret and metricsToken. */
 const SECURITY_SCHEMES = {
-  teamApiKey: { type: 'http', scheme: 'bearer', description: 'A team API key: `Authorization: Bearer <key>`. Media and team automation routes.' },
+  teamApiKey: { type: 'http', scheme: 'bearer', description: 'A team API key: `Authorization: Bearer <key>` (`tws_...`). Media and team routes.' },
+  sessionToken: {
+    type: 'http', scheme: 'bearer',
+    description: 'A user\'s session token (`tss_...`, from sign-in): `Authorization: Bearer <token>`. The user\'s own routes, and every team route, acting with the user\'s membership of that team (401 for a team it is not a member of).',
+  },
   authSecret: { type: 'apiKey', in: 'header', name: 'authSecret', description: 'The operator secret (AUTH_SECRET). Operator routes.' },
   metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for GET /metrics when it is set.' },
-  sessionToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'A user session token. Not used by this service.' },
   accessToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'An access token. Not used by this service.' },
   apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'A game server or integration key. Not used by this service.' },
   gameLinkSecret: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Not used by this service.' },
@@ -90,7 +95,7 @@ function responses(doc: OperationDoc): ZodOpenApiResponsesObject {
       : response.content
         ? Object.fromEntries(Object.entries(response.content).map(([type, schema]) => [type, { schema }]))
         : undefined;
-    const headers = response.headers ?? (doc.access === 'teamApiKey' ? rateLimitHeaders : undefined);
+    const headers = response.headers ?? (doc.access === 'teamApiKey' || doc.access === 'sessionToken' ? rateLimitHeaders : undefined);
     result[status] = { description: response.description, ...(content && { content }), ...(headers && { headers }) };
   }
   const errors = new Set([...COMMON_ERRORS, ...ACCESS_ERRORS[doc.access], ...Object.keys(doc.errors).map(Number)]);

@@ -20,6 +20,7 @@ import { idempotencyHeaders, replayedHeader } from './idempotency-docs.ts';
 import { uploadUrlOperations } from './upload-url-operations.ts';
 import { tusOperations } from './tus-operations.ts';
 import { teamFileOperations } from './team-file-operations.ts';
+import { userOperations } from './user-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -30,7 +31,8 @@ import { teamFileOperations } from './team-file-operations.ts';
  */
 
 /** Who may call: a team API key, the operator secret, the metrics token (or loopback), or anyone. */
-export type Access = 'teamApiKey' | 'authSecret' | 'metricsToken' | 'public';
+/** teamApiKey routes take a user's session token too (acting with that user's membership); sessionToken routes take only a session. */
+export type Access = 'teamApiKey' | 'sessionToken' | 'authSecret' | 'metricsToken' | 'public';
 
 export interface ResponseDoc {
   description: string;
@@ -78,7 +80,9 @@ export const TAGS = {
   plans: 'Plans, their limits and prices, and a team\'s plan.',
   teamFiles: 'Files members keep in the team, counted in the team storage with media.',
   todos: 'To-do boards, to-dos and their files.',
-  operator: 'Teams, members, groups, keys and limits (operator secret).',
+  auth: 'Signing up, in and out.',
+  users: 'The signed-in user: its record, password, sessions and teams.',
+  operator: 'Teams, members, groups, keys, limits and users (operator secret).',
   operatorAutomations: 'The automation routes for the operator, for any team.',
   service: 'Health, metrics and this description.',
 } as const;
@@ -103,6 +107,8 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   fileId: z.uuid().meta({ description: 'A team file, or a to-do file.' }),
   boardId: z.uuid().meta({ description: 'A to-do board of the team.' }),
   todoId: z.uuid().meta({ description: 'A to-do of the team.' }),
+  sessionId: z.uuid().meta({ description: 'A session of the signed-in user.' }),
+  userId: z.uuid().meta({ description: 'A user.' }),
 };
 
 const jsonObject = z.record(z.string(), z.unknown());
@@ -591,6 +597,7 @@ export const operations: Record<string, OperationDoc> = {
   ...teamAdminOperations(paging),
   ...teamFileOperations(paging),
   ...operatorOperations,
+  ...userOperations,
   ...automationOperations('/v1/admin/teams/:teamId/automations', 'operator'),
   ...serviceOperations,
 };

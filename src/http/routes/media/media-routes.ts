@@ -1,4 +1,4 @@
-import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
+import type { Authenticator } from '../../../auth/authenticator.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import { parseListFilters, type MediaService } from '../../../domain/media/media.service.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
@@ -7,7 +7,7 @@ import { readPaging } from '../../paging.ts';
 import { json, type Route } from '../../types.ts';
 
 export interface MediaRouteDeps {
-  authenticator: ApiKeyAuthenticator;
+  authenticator: Authenticator;
   rateLimiter: RequestRateLimiter;
   media: MediaService;
 }

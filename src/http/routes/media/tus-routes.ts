@@ -1,5 +1,5 @@
 import { TUS_RESUMABLE, TUS_VERSION } from '@tus/utils';
-import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
+import type { Authenticator } from '../../../auth/authenticator.ts';
 import { Permission, Scope } from '../../../auth/permissions.ts';
 import type { Principal } from '../../../auth/principal.ts';
 import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
@@ -15,7 +15,7 @@ import { runIdempotent, type IdempotentRouteDeps } from '../../idempotency.ts';
 import type { HttpRequest, HttpResult, Route } from '../../types.ts';
 
 export interface TusRouteDeps extends IdempotentRouteDeps {
-  authenticator: ApiKeyAuthenticator;
+  authenticator: Authenticator;
   rateLimiter: RequestRateLimiter;
   gate: AdmissionGate;
   tus: TusService;

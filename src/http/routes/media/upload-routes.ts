@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { ApiKeyAuthenticator } from '../../../auth/api-key-authenticator.ts';
+import type { Authenticator } from '../../../auth/authenticator.ts';
 import { Permission, Scope } from '../../../auth/permissions.ts';
 import type { Principal } from '../../../auth/principal.ts';
 import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
@@ -24,7 +24,7 @@ import { ClientAbortedError } from '../../request-body.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
 
 export interface UploadRouteDeps {
-  authenticator: ApiKeyAuthenticator;
+  authenticator: Authenticator;
   rateLimiter: RequestRateLimiter;
   gate: AdmissionGate;
   uploads: UploadService;

@@ -133,8 +133,11 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
       const refusal = refusalAtFileStart(options, form.file) ?? declaredTypeRefusal(constraints, form.file.declaredType);
       if (refusal) throw refusal;
     }
-    // The upload acts for the key that made the URL, with no permission of its own beyond this one file.
-    const principal: Principal = { keyId: url.keyId, teamId, memberId: null, actingMemberId: null, teamArchived: false, permissions: new Set(), scopes: [] };
+    // The upload acts for the key or session that made the URL, with no permission of its own beyond this one file.
+    const principal: Principal = {
+      keyId: url.keyId, sessionId: url.sessionId, rateLimitKey: `upload-url:${url.id}`,
+      teamId, memberId: null, actingMemberId: null, teamArchived: false, permissions: new Set(), scopes: [],
+    };
     const target = mediaTarget(deps, principal, form.route, options);
     const mediaId = randomUUID();
     return upload({

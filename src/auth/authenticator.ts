@@ -1,0 +1,66 @@
+import { ServiceError } from '../errors/service-error.ts';
+import { unauthorized } from '../errors/errors.ts';
+import type { ApiKeyAuthenticator, FailureThrottle } from './api-key-authenticator.ts';
+import type { AuthCache } from './auth-changes.ts';
+import type { Principal } from './principal.ts';
+import type { SessionAuthenticator, SessionIdentity } from './session-authenticator.ts';
+import { isSessionToken } from './session-token.ts';
+import { bearerToken } from './bearer-token.ts';
+
+/**
+ * The credentials of the team and media routes (spec 1: "a team API key or a session token
+ * authenticates on the same routes"): `Authorization: Bearer tws_...` is a team API key,
+ * `Bearer tss_...` a user's session, which acts on a team with that user's membership.
+ * Failed attempts of either kind count against the client's address (429 past the budget).
+ */
+export class Authenticator implements AuthCache {
+  readonly keys: ApiKeyAuthenticator;
+  readonly sessions: SessionAuthenticator;
+  private readonly failures: FailureThrottle;
+
+  constructor(options: { keys: ApiKeyAuthenticator; sessions: SessionAuthenticator; failures: FailureThrottle }) {
+    this.keys = options.keys;
+    this.sessions = options.sessions;
+    this.failures = options.failures;
+  }
+
+  /** The principal acting on `teamId`: 401 for a bad credential, a key of another team, or a user who is not a member. */
+  async authenticate(authorization: string | undefined, client: string, teamId: string): Promise<Principal> {
+    const token = bearerToken(authorization);
+    if (token === null || !isSessionToken(token)) return this.keys.authenticate(authorization, client);
+    return this.counted(client, () => this.sessions.principalFor(token, teamId));
+  }
+
+  /** The signed-in user of a session token (the user's own routes); API keys are refused. */
+  async identifyUser(authorization: string | undefined, client: string): Promise<SessionIdentity> {
+    const token = bearerToken(authorization);
+    if (token === null || !isSessionToken(token)) {
+      throw unauthorized('This route needs a session token: send the header Authorization: Bearer <session token>');
+    }
+    return this.counted(client, () => this.sessions.identify(token));
+  }
+
+  invalidateTeam(teamId: string): void {
+    this.keys.invalidateTeam(teamId);
+    this.sessions.invalidateTeam(teamId);
+  }
+
+  invalidateUser(userId: string): void {
+    this.sessions.invalidateUser(userId);
+  }
+
+  invalidateAll(): void {
+    this.keys.invalidateAll();
+    this.sessions.invalidateAll();
+  }
+
+  private async counted<T>(client: string, attempt: () => Promise<T>): Promise<T> {
+    await this.failures.refuseIfExhausted(client);
+    try {
+      return await attempt();
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 401) await this.failures.count(client);
+      throw error;
+    }
+  }
+}

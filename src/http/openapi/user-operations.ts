@@ -1,0 +1,204 @@
+import { z } from 'zod';
+import { changePasswordSchema, signInSchema, signUpSchema } from '../../domain/users/credential.service.ts';
+import { updateMeSchema, userPermissionsSchema } from '../../domain/users/user-profile.service.ts';
+import type { OperationDoc } from './operations.ts';
+
+/** Accounts, sign-in and sessions (src/http/routes/users/, src/http/routes/admin/user-admin-routes.ts; docs/accounts.md). */
+
+const id = z.uuid();
+const timestamp = z.iso.datetime();
+const JSON_BODY_ERRORS = { 400: 'The body is not valid JSON, or a field is invalid (the Error names it in `value`).', 413: 'The body is larger than MAX_JSON_BODY_BYTES.' };
+
+export const userSchema = z
+  .object({
+    id,
+    username: z.string().regex(/^[a-zA-Z0-9_]{3,20}$/),
+    changedUsernameAt: timestamp.meta({ description: 'The Unix epoch until the first change.' }),
+    email: z.email(),
+    emailVerified: timestamp.nullable(),
+    isEmailVerified: z.boolean(),
+    image: z.string().nullable(),
+    stripeCustomerId: z.string().nullable(),
+    coins: z.int(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    lastLoginAt: timestamp,
+    disabled: z.boolean(),
+    disabledAt: timestamp.nullable(),
+    welcomeScreen: z.boolean(),
+    permissions: z.array(z.string()).meta({ description: 'Global (operator-level) permissions, set by the operator; distinct from team permissions.' }),
+    migrated: z.boolean(),
+    migratedId: z.string().nullable(),
+  })
+  .meta({ id: 'User' });
+
+export const sessionSchema = z
+  .object({
+    id,
+    method: z.enum(['password', 'discord', 'google', 'launcher']).meta({ description: 'How the session was signed in.' }),
+    createdAt: timestamp,
+    lastUsedAt: timestamp.meta({ description: 'When it was last renewed (at most hourly).' }),
+    expiresAt: timestamp.meta({ description: 'SESSION_TTL_DAYS after its last renewal.' }),
+    ip: z.string().nullable(),
+    userAgent: z.string().nullable(),
+    current: z.boolean().meta({ description: 'Whether it is the session making this request.' }),
+  })
+  .meta({ id: 'Session' });
+
+export const issuedSessionSchema = z
+  .object({
+    token: z.string().regex(/^tss_[A-Za-z0-9_-]{43}$/).meta({ description: 'The session token, shown only here: send it as `Authorization: Bearer <token>`.' }),
+    expiresAt: timestamp,
+    session: sessionSchema,
+    user: userSchema,
+  })
+  .meta({ id: 'IssuedSession' });
+
+const membershipSchema = z
+  .object({
+    team: z.object({ id, name: z.string(), logo: z.string().nullable(), priceId: z.string().nullable() }),
+    memberId: id,
+    name: z.string(),
+    isTeamOwner: z.boolean(),
+    joinedTeamAt: timestamp,
+  })
+  .meta({ id: 'UserMembership' });
+
+const throttled = 'Too many failed sign-ins for this login or from this address (SIGN_IN_LIMIT_*); retry after Retry-After seconds.';
+
+export const userOperations: Record<string, OperationDoc> = {
+  'POST /v1/auth/sign-up': {
+    operationId: 'signUp',
+    summary: 'Create a user with email and password, signed in',
+    description: 'The email starts unverified. Emails and usernames are unique whatever their case.',
+    tag: 'auth',
+    access: 'public',
+    body: signUpSchema.meta({ id: 'SignUpRequest' }),
+    bodyRequired: true,
+    responses: { 201: { description: 'The user, signed in.', schema: issuedSessionSchema } },
+    errors: {
+      ...JSON_BODY_ERRORS,
+      403: 'Sign-up is closed (SIGN_UP_ENABLED=false; error.user.signUpClosed).',
+      409: 'The email (error.user.emailTaken) or username (error.user.usernameTaken) is taken.',
+    },
+  },
+  'POST /v1/auth/sign-in': {
+    operationId: 'signIn',
+    summary: 'Sign in with email or username and password',
+    tag: 'auth',
+    access: 'public',
+    body: signInSchema.meta({ id: 'SignInRequest' }),
+    bodyRequired: true,
+    responses: { 200: { description: 'A new session.', schema: issuedSessionSchema } },
+    errors: { ...JSON_BODY_ERRORS, 401: 'Unknown login or wrong password (one answer for both).', 403: 'The user is disabled (error.user.disabled).', 429: throttled },
+  },
+  'POST /v1/auth/sign-out': {
+    operationId: 'signOut',
+    summary: 'End the current session',
+    tag: 'auth',
+    access: 'sessionToken',
+    responses: { 204: { description: 'The session token no longer works, on any instance.' } },
+    errors: {},
+  },
+  'GET /v1/users/me': {
+    operationId: 'getMe',
+    summary: 'The signed-in user',
+    tag: 'users',
+    access: 'sessionToken',
+    responses: { 200: { description: 'The user.', schema: userSchema } },
+    errors: {},
+  },
+  'PATCH /v1/users/me': {
+    operationId: 'updateMe',
+    summary: 'Change the username, image or welcome screen flag',
+    tag: 'users',
+    access: 'sessionToken',
+    body: updateMeSchema.meta({ id: 'UpdateMeRequest' }),
+    responses: { 200: { description: 'The user.', schema: userSchema } },
+    errors: {
+      ...JSON_BODY_ERRORS,
+      409: 'The username is taken (error.user.usernameTaken).',
+      429: 'The username changed less than USERNAME_CHANGE_COOLDOWN_DAYS ago (error.user.usernameCooldown; `value` is when it may change), or the session\'s rate limit.',
+    },
+  },
+  'POST /v1/users/me/password': {
+    operationId: 'changePassword',
+    summary: 'Change (or set a first) password',
+    description: 'Every session of the user ends, this one included; the answer is a new session for the caller.',
+    tag: 'users',
+    access: 'sessionToken',
+    body: changePasswordSchema.meta({ id: 'ChangePasswordRequest' }),
+    bodyRequired: true,
+    responses: { 200: { description: 'A new session.', schema: issuedSessionSchema } },
+    errors: { ...JSON_BODY_ERRORS, 403: 'The current password is wrong.', 429: 'Too many wrong current passwords, or the session\'s rate limit.' },
+  },
+  'GET /v1/users/me/teams': {
+    operationId: 'listMyTeams',
+    summary: 'The teams the user is a member of',
+    description: 'The session token acts on these teams\' routes with the membership\'s permissions.',
+    tag: 'users',
+    access: 'sessionToken',
+    responses: { 200: { description: 'Oldest membership first.', schema: z.array(membershipSchema) } },
+    errors: {},
+  },
+  'GET /v1/users/me/sessions': {
+    operationId: 'listSessions',
+    summary: 'The user\'s live sessions',
+    tag: 'users',
+    access: 'sessionToken',
+    responses: { 200: { description: 'Most recently renewed first; tokens are never shown again.', schema: z.array(sessionSchema) } },
+    errors: {},
+  },
+  'DELETE /v1/users/me/sessions': {
+    operationId: 'revokeOtherSessions',
+    summary: 'Sign out everywhere else',
+    tag: 'users',
+    access: 'sessionToken',
+    responses: { 200: { description: 'How many sessions ended.', schema: z.object({ revoked: z.int().min(0) }) } },
+    errors: {},
+  },
+  'DELETE /v1/users/me/sessions/:sessionId': {
+    operationId: 'revokeSession',
+    summary: 'End one of the user\'s sessions',
+    tag: 'users',
+    access: 'sessionToken',
+    responses: { 204: { description: 'Its token no longer works, on any instance.' } },
+    errors: { 404: 'No such session of this user.' },
+  },
+  'GET /v1/admin/users/:userId': {
+    operationId: 'getUser',
+    summary: 'Read a user',
+    tag: 'operator',
+    access: 'authSecret',
+    responses: { 200: { description: 'The user.', schema: userSchema } },
+    errors: { 404: 'No such user.' },
+  },
+  'POST /v1/admin/users/:userId/disable': {
+    operationId: 'disableUser',
+    summary: 'Disable a user',
+    description: 'Its sessions end and the keys linked to its memberships stop, at once on every instance; it cannot sign in until enabled.',
+    tag: 'operator',
+    access: 'authSecret',
+    responses: { 200: { description: 'The user.', schema: userSchema } },
+    errors: { 404: 'No such user.' },
+  },
+  'POST /v1/admin/users/:userId/enable': {
+    operationId: 'enableUser',
+    summary: 'Enable a disabled user',
+    description: 'It can sign in again; its linked keys work again.',
+    tag: 'operator',
+    access: 'authSecret',
+    responses: { 200: { description: 'The user.', schema: userSchema } },
+    errors: { 404: 'No such user.' },
+  },
+  'PUT /v1/admin/users/:userId/permissions': {
+    operationId: 'setUserPermissions',
+    summary: 'Set a user\'s global permissions',
+    tag: 'operator',
+    access: 'authSecret',
+    body: userPermissionsSchema.meta({ id: 'UserPermissionsRequest' }),
+    bodyRequired: true,
+    responses: { 200: { description: 'The user.', schema: userSchema } },
+    errors: { ...JSON_BODY_ERRORS, 404: 'No such user.' },
+  },
+};

@@ -1,0 +1,27 @@
+import type { CredentialService } from '../../../domain/users/credential.service.ts';
+import type { SessionService } from '../../../domain/sessions/session.service.ts';
+import type { UserProfileService } from '../../../domain/users/user-profile.service.ts';
+import { json, noContent, type Route } from '../../types.ts';
+import { requestOrigin, type userRouteBuilder } from './user-route.ts';
+
+/** The signed-in user's own record, password, sessions and teams. */
+export function userRoutes(
+  route: ReturnType<typeof userRouteBuilder>,
+  deps: { profiles: UserProfileService; credentials: CredentialService; sessions: SessionService },
+): Route[] {
+  return [
+    route('GET', '/v1/users/me', async (call) => json(200, await deps.profiles.get(call.userId))),
+    route('PATCH', '/v1/users/me', async (call) => json(200, await deps.profiles.update(call.userId, await call.body()))),
+    route('POST', '/v1/users/me/password', async (call) => {
+      const issued = await deps.credentials.changePassword(call.userId, await call.body(), { method: 'password', ...requestOrigin(call.request) });
+      return json(200, issued, { 'Cache-Control': 'no-store' });
+    }),
+    route('GET', '/v1/users/me/teams', async (call) => json(200, await deps.profiles.teams(call.userId))),
+    route('GET', '/v1/users/me/sessions', async (call) => json(200, await deps.sessions.list(call.userId, call.sessionId))),
+    route('DELETE', '/v1/users/me/sessions', async (call) => json(200, { revoked: await deps.sessions.revokeOthers(call.userId, call.sessionId) })),
+    route('DELETE', '/v1/users/me/sessions/:sessionId', async (call) => {
+      await deps.sessions.revoke(call.userId, call.param('sessionId'));
+      return noContent();
+    }),
+  ];
+}
