@@ -78,6 +78,9 @@ import { subscriptionAdminRoutes } from './http/routes/admin/subscription-admin-
 import { openApiRoutes } from './http/openapi/openapi-routes.ts';
 import { createMailSender, type ManagedMailSender } from './mail/create-mail-sender.ts';
 import { TeamDeletion } from './domain/teams/team-deletion.ts';
+import { VerificationService } from './domain/verification/verification.service.ts';
+import { ACCOUNT_EXPORT_KEY_LABEL, ACCOUNT_EXPORT_TTL_SECONDS } from './domain/users/account-export.ts';
+import { verificationRoutes } from './http/routes/users/verification-routes.ts';
 
 /** After the grace period, how long aborted uploads and the responses still being written may take. */
 const ABORT_WAIT_MS = 10_000;
@@ -140,6 +143,8 @@ export interface Services {
   mail: ManagedMailSender;
   /** Deletes teams (TEAM_DELETE) and drains the objects left to remove; its drain is started by Application. */
   teamDeletion: TeamDeletion;
+  /** Verification action tokens (spec 2.7) and email verification. */
+  verification: VerificationService;
 }
 
 /** Database, migrations, seed data and the domain services: what both the server and the CLI need. */
@@ -155,7 +160,8 @@ export class Backend {
   }
 
   /** `claimIdentity`: the server claims its instance id (InstanceIdentity) for the reservations it makes; the CLI does not. */
-  static async open(config: Config, logger: Logger, options: { claimIdentity?: boolean } = {}): Promise<Backend> {
+  /** `authSecret`: the resolved operator secret (the server's); without it, account export links cannot be signed (the CLI). */
+  static async open(config: Config, logger: Logger, options: { claimIdentity?: boolean; authSecret?: string } = {}): Promise<Backend> {
     const embedded = config.databaseUrl
       ? null
       : await startEmbeddedPostgres({ dataDir: config.dataDir, databaseName: 'media', log: (line) => logger.debug({ postgres: line }) });
@@ -238,11 +244,22 @@ export class Backend {
         orm, logger: logger.child({ component: 'automations' }), settings: config.automations,
       });
       const subscriptions = new SubscriptionService(orm);
+      const mail = createMailSender(orm, logger, config.mail);
+      const teamDeletion = new TeamDeletion({ orm, store, resumable: createResumableStore(store), logger: logger.child({ component: 'team-deletion' }) });
+      const verification = new VerificationService({
+        orm, mail, publicUrl: config.publicUrl, teamDeletion, authCache: authenticator,
+        exportLinks: options.authSecret
+          ? new SignedLinks({ secret: options.authSecret, label: ACCOUNT_EXPORT_KEY_LABEL, ttlSeconds: ACCOUNT_EXPORT_TTL_SECONDS })
+          : null,
+      });
       const services: Services = {
         orm,
         authenticator,
         sessions,
-        credentials: new CredentialService({ orm, sessions, throttles: signInThrottles, signUpEnabled: config.accounts.signUpEnabled }),
+        credentials: new CredentialService({
+          orm, sessions, throttles: signInThrottles, signUpEnabled: config.accounts.signUpEnabled,
+          onSignedUp: (user) => verification.sendEmailVerification(user.id),
+        }),
         profiles: new UserProfileService({ orm, sessions, authCache: authenticator, usernameCooldownSeconds: config.accounts.usernameChangeCooldownSeconds }),
         signInThrottles,
         teams,
@@ -279,8 +296,9 @@ export class Backend {
           orm, allowPrivateTargets: config.automations.allowPrivateTargets, wake: () => automationDispatcher.wake(),
         }),
         automationDispatcher,
-        mail: createMailSender(orm, logger, config.mail),
-        teamDeletion: new TeamDeletion({ orm, store, resumable: createResumableStore(store), logger: logger.child({ component: 'team-deletion' }) }),
+        mail,
+        teamDeletion,
+        verification,
       };
       services.metrics.observe({ gate: services.gate, pool });
       return new Backend(services, databaseUrl, embedded);
@@ -402,7 +420,7 @@ export class Application {
     try {
       const { secret, generated } = await resolveAuthSecret(this.config.authSecret, this.config.dataDir);
       if (generated) announceGeneratedSecret(secret, this.config.dataDir);
-      this.backend = await Backend.open(this.config, this.logger, { claimIdentity: true });
+      this.backend = await Backend.open(this.config, this.logger, { claimIdentity: true, authSecret: secret });
       const { services } = this.backend;
       await this.checkStorage(services.store);
       this.servedTraffic = new ServedTrafficCounter({ orm: services.orm, logger: this.logger.child({ component: 'served-traffic' }) });
@@ -467,6 +485,7 @@ export class Application {
         }),
         ...authRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...userRoutes(userRoute, services),
+        ...verificationRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...userAdminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...openApiRoutes(),
       ];

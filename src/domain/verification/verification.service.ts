@@ -1,14 +1,14 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { announceAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
+import { announceAuthChange, announceUserAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
 import { conflict, forbidden, notFound, tooManyRequests, unauthorized, verificationTokenRefused } from '../../errors/errors.ts';
 import type { MailSender } from '../../mail/mail-sender.ts';
 import type { SignedLinks } from '../media/signed-links.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import type { TeamDeletion } from '../teams/team-deletion.ts';
-import { exportLink } from '../users/account-export.ts';
-import { parseInput, uuid } from '../validation.ts';
+import { buildAccountExport, checkExportLink, exportLink } from '../users/account-export.ts';
+import { isUuid, parseInput, uuid } from '../validation.ts';
 import { verificationTokens, type NewToken } from './verification-tokens.ts';
 import { EMAIL_VERIFY, isTokenShaped, tokenProgressView, type ActionType, type TokenProgress, type TokenRow, type TokenType } from './verification-token.ts';
 
@@ -73,8 +73,10 @@ export interface VerificationDeps {
   /** Base address of the service, for the instructions in the mails and the export links. */
   publicUrl: string;
   teamDeletion: TeamDeletion;
-  exportLinks: SignedLinks;
-  authCache: AuthCache;
+  /** Signs account export links; null where nothing confirms an export (the CLI). */
+  exportLinks: SignedLinks | null;
+  /** Forgets a team's keys and sessions, or a user's sessions, on this instance at once (others hear the NOTIFY). */
+  authCache: AuthCache & { invalidateUser(userId: string): void };
 }
 
 const CONFIRM_PATH = '/v1/auth/verification-tokens/confirm';
@@ -367,14 +369,17 @@ export class VerificationService {
     await this.checkNoOwnedTeam(em, userId);
     const teams = await em.execute<{ team_id: string }[]>('select distinct team_id from team_member where user_id = ?', [userId]);
     for (const { team_id } of teams) await announceAuthChange(em, team_id);
+    await announceUserAuthChange(em, userId);
     // Accounts, sessions, sign-in codes, memberships (and the keys linked to them), tokens: all cascade from the user.
     await em.execute('delete from "user" where id = ?', [userId]);
     return async () => {
+      this.deps.authCache.invalidateUser(userId);
       for (const { team_id } of teams) this.deps.authCache.invalidateTeam(team_id);
     };
   }
 
   private async sendExport(userId: string, actionId: string): Promise<void> {
+    if (!this.deps.exportLinks) throw new Error('account exports need the operator secret to sign their links');
     const user = await this.user(this.deps.orm.em.fork(), userId);
     const link = exportLink(this.deps.exportLinks, this.deps.publicUrl, userId, actionId);
     await this.deps.mail.send({
@@ -391,6 +396,15 @@ export class VerificationService {
         `The link works until ${link.expiresAt.toISOString()} (one hour).`,
       ].join('\n'),
     });
+  }
+
+  /** The archive behind an export link: 403 for an altered link, 410 past its hour, 404 once the user is gone. */
+  async openExport(userId: string, exportId: string, query: URLSearchParams): Promise<Record<string, unknown>> {
+    if (!this.deps.exportLinks) throw notFound('export', exportId);
+    checkExportLink(this.deps.exportLinks, userId, exportId, query);
+    const archive = isUuid(userId) ? await buildAccountExport(this.deps.orm.em.fork(), userId) : null;
+    if (!archive) throw notFound('user', userId);
+    return archive;
   }
 
   // ---- helpers ----------------------------------------------------------------------------------

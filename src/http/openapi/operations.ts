@@ -21,6 +21,7 @@ import { uploadUrlOperations } from './upload-url-operations.ts';
 import { tusOperations } from './tus-operations.ts';
 import { teamFileOperations } from './team-file-operations.ts';
 import { userOperations } from './user-operations.ts';
+import { verificationOperations } from './verification-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -82,6 +83,7 @@ export const TAGS = {
   todos: 'To-do boards, to-dos and their files.',
   auth: 'Signing up, in and out.',
   users: 'The signed-in user: its record, password, sessions and teams.',
+  verification: 'Confirmations by mail: email verification, and actions (email change, ownership transfer, team and account deletion, export) confirmed by tokens.',
   operator: 'Teams, members, groups, keys, limits and users (operator secret).',
   operatorAutomations: 'The automation routes for the operator, for any team.',
   service: 'Health, metrics and this description.',
@@ -109,6 +111,7 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   todoId: z.uuid().meta({ description: 'A to-do of the team.' }),
   sessionId: z.uuid().meta({ description: 'A session of the signed-in user.' }),
   userId: z.uuid().meta({ description: 'A user.' }),
+  exportId: z.uuid().meta({ description: 'An account export, as its link names it.' }),
 };
 
 const jsonObject = z.record(z.string(), z.unknown());
@@ -598,6 +601,7 @@ export const operations: Record<string, OperationDoc> = {
   ...teamFileOperations(paging),
   ...operatorOperations,
   ...userOperations,
+  ...verificationOperations,
   ...automationOperations('/v1/admin/teams/:teamId/automations', 'operator'),
   ...serviceOperations,
 };

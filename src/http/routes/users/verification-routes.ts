@@ -1,18 +1,11 @@
 import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
-import { buildAccountExport, checkExportLink } from '../../../domain/users/account-export.ts';
 import type { VerificationService } from '../../../domain/verification/verification.service.ts';
-import type { SignedLinks } from '../../../domain/media/signed-links.ts';
-import { notFound } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { isUuid } from '../../../domain/validation.ts';
 import { json, type HttpRequest, type Route } from '../../types.ts';
 import type { userRouteBuilder } from './user-route.ts';
 
 export interface VerificationRouteDeps {
-  orm: MikroORM;
   verification: VerificationService;
-  exportLinks: SignedLinks;
   /** Failed confirms count here per client address, with bad keys and wrong authSecret values; past the budget: 429. */
   authFailures: FailureThrottle;
   maxJsonBodyBytes: number;
@@ -58,9 +51,7 @@ export function verificationRoutes(route: ReturnType<typeof userRouteBuilder>, d
       handler: async (request) => {
         const userId = request.params['userId'] ?? '';
         const exportId = request.params['exportId'] ?? '';
-        checkExportLink(deps.exportLinks, userId, exportId, request.query);
-        const archive = isUuid(userId) ? await buildAccountExport(deps.orm.em.fork(), userId) : null;
-        if (!archive) throw notFound('user', userId);
+        const archive = await verification.openExport(userId, exportId, request.query);
         return json(200, archive, {
           'Content-Disposition': `attachment; filename="account-export-${userId}.json"`,
           'Cache-Control': 'private, no-store',
