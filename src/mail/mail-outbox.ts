@@ -20,15 +20,15 @@ interface RawRow {
   recipient: string;
   subject: string;
   body: string;
-  sent_at: Date | null;
+  sent_at: Date | string | null;
   attempts: number;
   last_error: string | null;
-  created_at: Date;
+  created_at: Date | string;
 }
 
 const toRow = (raw: RawRow): OutboxRow => ({
   id: raw.id, kind: raw.kind, recipient: raw.recipient, subject: raw.subject, body: raw.body,
-  sentAt: raw.sent_at, attempts: Number(raw.attempts), lastError: raw.last_error, createdAt: raw.created_at,
+  sentAt: raw.sent_at === null ? null : new Date(raw.sent_at), attempts: Number(raw.attempts), lastError: raw.last_error, createdAt: new Date(raw.created_at),
 });
 
 /** The longest `last_error` kept: an SMTP answer can be long, the first lines say why. */

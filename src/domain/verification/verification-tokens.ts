@@ -8,17 +8,18 @@ interface RawRow {
   user_id: string;
   data: Record<string, unknown> | null;
   action_id: string;
-  expires_at: Date;
-  used_at: Date | null;
+  expires_at: Date | string;
+  used_at: Date | string | null;
   locked: boolean;
-  created_at: Date;
+  created_at: Date | string;
 }
 
 const COLUMNS = 'id, type, user_id, data, action_id, expires_at, used_at, locked, created_at';
 
 const toRow = (raw: RawRow): TokenRow => ({
   id: raw.id, type: raw.type as TokenType, userId: raw.user_id, data: raw.data, actionId: raw.action_id,
-  expiresAt: raw.expires_at, usedAt: raw.used_at, locked: raw.locked, createdAt: raw.created_at,
+  // Raw queries answer timestamps as text.
+  expiresAt: new Date(raw.expires_at), usedAt: raw.used_at === null ? null : new Date(raw.used_at), locked: raw.locked, createdAt: new Date(raw.created_at),
 });
 
 export interface NewToken {
@@ -32,14 +33,13 @@ export const verificationTokens = {
   /** Creates one token per entry, all of one action (one action id), expiring together; answers each with its secret. */
   async createAction(em: EntityManager, tokens: NewToken[], ttlMs: number): Promise<{ actionId: string; created: { row: TokenRow; token: string }[] }> {
     const actionId = randomUUID();
-    const expiresAt = new Date(Date.now() + ttlMs);
     const created: { row: TokenRow; token: string }[] = [];
     for (const entry of tokens) {
       const token = newToken();
       const rows = await em.execute<RawRow[]>(
         `insert into verification_action_token (id, type, user_id, token_hash, data, action_id, expires_at, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, now()) returning ${COLUMNS}`,
-        [randomUUID(), entry.type, entry.userId, hashToken(token), entry.data === null ? null : JSON.stringify(entry.data), actionId, expiresAt],
+         values (?, ?, ?, ?, ?, ?, now() + ? * interval '1 millisecond', now()) returning ${COLUMNS}`,
+        [randomUUID(), entry.type, entry.userId, hashToken(token), entry.data === null ? null : JSON.stringify(entry.data), actionId, ttlMs],
       );
       created.push({ row: toRow(rows[0]!), token });
     }
