@@ -78,3 +78,69 @@ export async function storageOfTeam(driver: Driver, dataDir: string, teamId: str
   }
   return found;
 }
+
+/** TEAM_DELETE end to end through the routes, on one storage driver. */
+export async function teamDeleteFlow(t: Test, driver: Driver): Promise<void> {
+  const { startTestServer, expectError } = await import('../helpers/server.ts');
+  const { closeS3Client, driverSettings } = await import('../helpers/storage.ts');
+  const { confirm, join, outboxToken, signUp, sql, teamOwnedBy } = await import('../helpers/accounts.ts');
+  const server = await startTestServer(t, { settings: { ...driverSettings(driver), RATE_LIMIT_POINTS: 100_000, API_KEY_CACHE_SECONDS: 30 } });
+  t.teardown(closeS3Client);
+
+  t.test('only the owner, in a session, may ask; refusals make no token', async (t) => {
+    const owner = await signUp(server);
+    const member = await signUp(server);
+    const outsider = await signUp(server);
+    const team = await teamOwnedBy(server, owner);
+    await join(server, team, member.userId, ['team.settings.manage']);
+    const path = `/v1/teams/${team.teamId}/deletion`;
+    expectError(t, await server.media('POST', path, member.token), 403, 'error.forbidden');
+    expectError(t, await server.media('POST', path, outsider.token), 401, 'error.unauthorized');
+    expectError(t, await server.media('POST', path, team.key), 401, 'error.unauthorized');
+    expectError(t, await server.media('POST', '/v1/teams/not-a-team/deletion', owner.token), 401, 'error.unauthorized');
+    t.equal((await sql(server, `select count(*)::int as n from verification_action_token where type = 'TEAM_DELETE'`))[0].n, 0);
+
+    // Asked, then no longer the owner when confirming: 409 and the team stays.
+    t.equal((await server.media('POST', path, owner.token)).status, 202);
+    const token = await outboxToken(server, owner.email, 'verification.TEAM_DELETE');
+    await sql(server, 'update team_member set is_team_owner = (user_id = $1) where team_id = $2 and user_id in ($1, $3)', [member.userId, team.teamId, owner.userId]);
+    expectError(t, await confirm(server, token), 409, 'error.conflict');
+    t.ok((await rowsOfTeam(server, team.teamId)).team, 'the team stays');
+  });
+
+  t.test('confirmed: no row names the team and nothing of it is left in storage; other teams keep everything', async (t) => {
+    const owner = await signUp(server);
+    const member = await signUp(server);
+    const team = await teamOwnedBy(server, owner, 'Doomed');
+    await join(server, team, member.userId, ['team.media.view']);
+    const survivor = await teamOwnedBy(server, owner, 'Survivor');
+    const { tusId } = await fillTeam(t, server, team);
+    await fillTeam(t, server, survivor);
+    t.equal((await server.media('POST', `/v1/teams/${team.teamId}/automations`, team.key, { body: { name: 'Hook', url: 'https://example.com/hook' } })).status, 201, 'an automation');
+    await server.media('POST', `/v1/teams/${team.teamId}/ownership-transfer`, owner.token, { body: { newOwnerId: member.userId } });
+    t.equal((await server.media('GET', `/v1/cdn/media/${team.teamId}`, member.token)).status, 200, 'the member\'s session works on the team');
+    const survivorRows = await rowsOfTeam(server, survivor.teamId);
+    const stored = await storageOfTeam(driver, server.dataDir, team.teamId, tusId);
+    t.ok(stored.length >= 5, `the team has objects (${stored.length})`);
+
+    const started = await server.media('POST', `/v1/teams/${team.teamId}/deletion`, owner.token);
+    t.equal(started.status, 202);
+    t.match(started.body, [{ type: 'TEAM_DELETE', userId: owner.userId, data: { teamId: team.teamId, teamName: 'Doomed' } }]);
+    const token = await outboxToken(server, owner.email, 'verification.TEAM_DELETE');
+    t.same(await storageOfTeam(driver, server.dataDir, team.teamId, tusId), stored, 'nothing happens before the confirm');
+
+    const done = await confirm(server, token);
+    t.match(done.body, { type: 'TEAM_DELETE', completed: true, verificationActionToken: { locked: true } });
+    t.same(await rowsOfTeam(server, team.teamId), {}, 'no row names the team');
+    t.same(await storageOfTeam(driver, server.dataDir, team.teamId, tusId), [], 'nothing of the team is left in storage');
+    t.equal((await sql(server, 'select count(*)::int as n from storage_deletion'))[0].n, 0, 'no removal left pending');
+    t.equal((await sql(server, `select count(*)::int as n from verification_action_token where data->>'teamId' = $1 and type = 'TEAM_OWNERSHIP_TRANSFER'`, [team.teamId]))[0].n, 0, 'the pending transfer is gone');
+    t.same(await rowsOfTeam(server, survivor.teamId), survivorRows, 'the other team keeps its rows');
+    t.equal((await server.media('GET', `/v1/cdn/media/${survivor.teamId}`, survivor.key)).body.media.length, 2, 'and its media');
+
+    expectError(t, await server.media('GET', `/v1/cdn/media/${team.teamId}`, team.key), 401, 'error.unauthorized');
+    expectError(t, await server.media('GET', `/v1/cdn/media/${team.teamId}`, member.token), 401, 'error.unauthorized');
+    t.equal((await server.media('GET', '/v1/users/me', owner.token)).status, 200, 'the owner\'s account and session stay');
+    expectError(t, await confirm(server, token), 410, 'error.verification.tokenUsed');
+  });
+}
