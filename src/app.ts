@@ -11,6 +11,8 @@ import { authRoutes } from './http/routes/users/auth-routes.ts';
 import { userRoutes } from './http/routes/users/user-routes.ts';
 import { userRouteBuilder } from './http/routes/users/user-route.ts';
 import { userAdminRoutes } from './http/routes/admin/user-admin-routes.ts';
+import { launcherRoutes } from './http/routes/users/launcher-routes.ts';
+import { LauncherCodeService } from './domain/launcher/launcher-code.service.ts';
 import { announceGeneratedSecret, resolveAuthSecret } from './bootstrap/auth-secret.ts';
 import { InstanceIdentity } from './bootstrap/instance-identity.ts';
 import type { Config } from './config/config.ts';
@@ -486,6 +488,9 @@ export class Application {
         ...authRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...userRoutes(userRoute, services),
         ...verificationRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...launcherRoutes(userRoute, {
+          ...services, launcherCodes: new LauncherCodeService({ orm: services.orm, sessions: services.sessions }), maxJsonBodyBytes: this.config.maxJsonBodyBytes,
+        }),
         ...userAdminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...openApiRoutes(),
       ];

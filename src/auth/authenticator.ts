@@ -28,7 +28,9 @@ export class Authenticator implements AuthCache {
   async authenticate(authorization: string | undefined, client: string, teamId: string): Promise<Principal> {
     const token = bearerToken(authorization);
     if (token === null || !isSessionToken(token)) return this.keys.authenticate(authorization, client);
-    return this.counted(client, () => this.sessions.principalFor(token, teamId));
+    const identity = await this.counted(client, () => this.sessions.identify(token));
+    // A live session of a user who is not a member is no failed authentication, as a key of another team is none.
+    return this.sessions.principalOn(identity, teamId);
   }
 
   /** The signed-in user of a session token (the user's own routes); API keys are refused. */

@@ -105,8 +105,7 @@ export class SessionAuthenticator {
   }
 
   /** The principal of a session on a team's routes: 401 when its user is not a current member, as for a key of another team. */
-  async principalFor(token: string, teamId: string): Promise<Principal> {
-    const { sessionId, userId } = await this.identify(token);
+  async principalOn({ sessionId, userId }: SessionIdentity, teamId: string): Promise<Principal> {
     const key = `${userId}:${teamId}`;
     let membership = this.memberships.get(key);
     if (!membership || membership.cachedUntil <= this.now()) membership = await this.loadMembership(userId, teamId, key);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startTestServer } from '../helpers/server.ts';
 import { pngLike, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
+import { allPermissions } from '../../src/auth/permissions.ts';
 
 // Team A's key against team B's resources and team B's key against team A's routes,
 // on every media route: never a byte of the other team's data, never a change to it.
@@ -169,7 +170,22 @@ const cases: Case[] = [
   { name: "A's key: A's log filtered by B's owner", method: 'GET', path: `${AT}/logs?targetTeamMemberId=${b.ownerId}`, key: a.key, status: 200 },
 ];
 
-for (const testCase of cases) {
+/** A person signed in, a member of `team` in a group with every permission: its session must reach exactly what the team's key reaches. */
+async function signedInMember(team: { teamId: string; key: string }, name: string): Promise<string> {
+  const signedUp = await server.request('POST', '/v1/auth/sign-up', { body: { email: `${name}@example.com`, username: name, password: 'a long pass phrase' } });
+  const group = (await server.admin('POST', `/v1/admin/teams/${team.teamId}/groups`, { name: `${name}-all`, permissions: allPermissions })).body;
+  const invite = (await server.media('POST', `/v1/teams/${team.teamId}/invites`, team.key, { body: { groupId: group.id } })).body;
+  await server.admin('POST', `/v1/admin/invites/${invite.id}/accept`, { userId: signedUp.body.user.id });
+  return signedUp.body.token;
+}
+
+// The same cases with the session token of a person in each team (spec 1: a key or a session token on the same routes).
+const sessionOf = new Map([[a.key, await signedInMember(a, 'a_person')], [b.key, await signedInMember(b, 'b_person')]]);
+const sessionCases = cases.map((testCase) => ({
+  ...testCase, name: testCase.name.replace(/^([AB])'s key/, "$1's session"), key: sessionOf.get(testCase.key)!,
+}));
+
+for (const testCase of [...cases, ...sessionCases]) {
   t.test(testCase.name, async (t) => {
     const before = await snapshotOfB();
     const body = testCase.method === 'GET' ? undefined : testCase.body;

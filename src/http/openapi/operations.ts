@@ -110,6 +110,7 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   boardId: z.uuid().meta({ description: 'A to-do board of the team.' }),
   todoId: z.uuid().meta({ description: 'A to-do of the team.' }),
   sessionId: z.uuid().meta({ description: 'A session of the signed-in user.' }),
+  code: z.string().meta({ description: 'A launcher sign-in code\'s identifier, `XXXX-XXXX` (any case).' }),
   userId: z.uuid().meta({ description: 'A user.' }),
   exportId: z.uuid().meta({ description: 'An account export, as its link names it.' }),
 };

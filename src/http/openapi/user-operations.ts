@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { changePasswordSchema, signInSchema, signUpSchema } from '../../domain/users/credential.service.ts';
 import { updateMeSchema, userPermissionsSchema } from '../../domain/users/user-profile.service.ts';
+import { exchangeCodeSchema, LAUNCHER_CODE_TTL_SECONDS, startCodeSchema } from '../../domain/launcher/launcher-code.service.ts';
 import type { OperationDoc } from './operations.ts';
 import { tokenProgressSchema } from './verification-operations.ts';
 
@@ -68,6 +69,20 @@ const membershipSchema = z
     joinedTeamAt: timestamp,
   })
   .meta({ id: 'UserMembership' });
+
+export const launcherCodeSchema = z
+  .object({
+    id,
+    identifier: z.string().regex(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/).meta({ description: 'The code a person approves: show it, or put it in the approval link.' }),
+    userId: id.nullable().meta({ description: 'The approving user; null until approved.' }),
+    expires: timestamp.meta({ description: `${LAUNCHER_CODE_TTL_SECONDS / 60} minutes after creation.` }),
+    createdAt: timestamp,
+    codeChallenge: z.string().nullable(),
+    clientName: z.string().nullable(),
+    approved: z.boolean(),
+    skipAuth: z.boolean().meta({ description: 'True when the code was started with a session token: it is approved already, nobody needs to approve it, and the launcher may exchange it at once.' }),
+  })
+  .meta({ id: 'AuthSessionCode' });
 
 const throttled = 'Too many failed sign-ins for this login or from this address (SIGN_IN_LIMIT_*); retry after Retry-After seconds.';
 
@@ -169,6 +184,51 @@ export const userOperations: Record<string, OperationDoc> = {
     access: 'sessionToken',
     responses: { 204: { description: 'Its token no longer works, on any instance.' } },
     errors: { 404: 'No such session of this user.' },
+  },
+  'POST /v1/auth/launcher/codes': {
+    operationId: 'startLauncherSignIn',
+    summary: 'Start a launcher sign-in code (PKCE)',
+    description: 'Anyone may start one; with a session token it is approved by that session\'s user at once (skipAuth). Keep the code verifier secret: only it exchanges the code.',
+    tag: 'auth',
+    access: 'public',
+    body: startCodeSchema.meta({ id: 'StartLauncherCodeRequest' }),
+    bodyRequired: true,
+    responses: { 201: { description: 'The code.', schema: launcherCodeSchema } },
+    errors: { ...JSON_BODY_ERRORS, 401: 'An Authorization header that is not a live session token.', 429: 'Too many failed attempts from this address.' },
+  },
+  'GET /v1/auth/launcher/codes/:code': {
+    operationId: 'getLauncherCode',
+    summary: 'A code about to be approved',
+    tag: 'auth',
+    access: 'sessionToken',
+    responses: { 200: { description: 'The code.', schema: launcherCodeSchema } },
+    errors: { 404: 'No such live, unused code.' },
+  },
+  'POST /v1/auth/launcher/codes/:code/approve': {
+    operationId: 'approveLauncherCode',
+    summary: 'Approve a code as the signed-in user',
+    description: 'The launcher holding the code\'s verifier can then sign in as this user.',
+    tag: 'auth',
+    access: 'sessionToken',
+    responses: { 200: { description: 'The approved code.', schema: launcherCodeSchema } },
+    errors: { 404: 'No such live, unused code.', 409: 'Already approved (error.launcher.alreadyApproved).' },
+  },
+  'POST /v1/auth/launcher/token': {
+    operationId: 'exchangeLauncherCode',
+    summary: 'Exchange an approved code and its verifier for a session',
+    description: 'Poll every few seconds while the answer is 409 error.launcher.pending. A code is exchanged once.',
+    tag: 'auth',
+    access: 'public',
+    body: exchangeCodeSchema.meta({ id: 'ExchangeLauncherCodeRequest' }),
+    bodyRequired: true,
+    responses: { 200: { description: 'A session of the approving user.', schema: issuedSessionSchema } },
+    errors: {
+      ...JSON_BODY_ERRORS,
+      400: 'Invalid body; unknown, expired or used code (error.launcher.invalidCode); verifier not matching the challenge (error.launcher.invalidVerifier).',
+      403: 'The approving user is disabled (error.user.disabled).',
+      409: 'Not approved yet (error.launcher.pending): ask again.',
+      429: 'Too many failed exchanges from this address.',
+    },
   },
   'GET /v1/admin/users/:userId': {
     operationId: 'getUser',

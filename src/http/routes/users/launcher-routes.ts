@@ -1,0 +1,46 @@
+import type { Authenticator } from '../../../auth/authenticator.ts';
+import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
+import type { LauncherCodeService } from '../../../domain/launcher/launcher-code.service.ts';
+import { ServiceError } from '../../../errors/service-error.ts';
+import { json, type Route } from '../../types.ts';
+import { requestOrigin, type userRouteBuilder } from './user-route.ts';
+
+/**
+ * Launcher sign-in (docs/accounts.md#launcher-sign-in): start a code (anyone; with a session token
+ * it is approved at once), approve it (the signed-in user), exchange it with the PKCE verifier.
+ * Failed exchanges count against the client's address like failed authentications.
+ */
+export function launcherRoutes(
+  route: ReturnType<typeof userRouteBuilder>,
+  deps: { launcherCodes: LauncherCodeService; authenticator: Authenticator; authFailures: FailureThrottle; maxJsonBodyBytes: number },
+): Route[] {
+  return [
+    {
+      method: 'POST',
+      pattern: '/v1/auth/launcher/codes',
+      handler: async (request) => {
+        await deps.authFailures.refuseIfExhausted(request.remoteAddress);
+        const authorization = request.headers['authorization'];
+        const approvedBy = authorization ? (await deps.authenticator.identifyUser(authorization, request.remoteAddress)).userId : null;
+        const body = await request.body.json(deps.maxJsonBodyBytes);
+        return json(201, await deps.launcherCodes.start(body, approvedBy), { 'Cache-Control': 'no-store' });
+      },
+    },
+    route('GET', '/v1/auth/launcher/codes/:code', async (call) => json(200, await deps.launcherCodes.describe(call.param('code')))),
+    route('POST', '/v1/auth/launcher/codes/:code/approve', async (call) => json(200, await deps.launcherCodes.approve(call.param('code'), call.userId))),
+    {
+      method: 'POST',
+      pattern: '/v1/auth/launcher/token',
+      handler: async (request) => {
+        await deps.authFailures.refuseIfExhausted(request.remoteAddress);
+        const body = await request.body.json(deps.maxJsonBodyBytes);
+        try {
+          return json(200, await deps.launcherCodes.exchange(body, { method: 'launcher', ...requestOrigin(request) }), { 'Cache-Control': 'no-store' });
+        } catch (error) {
+          if (error instanceof ServiceError && error.status === 400) await deps.authFailures.count(request.remoteAddress);
+          throw error;
+        }
+      },
+    },
+  ];
+}
