@@ -321,6 +321,7 @@ export class Backend {
     await this.services.automationDispatcher.stop();
     await this.services.mail.stop();
     await this.services.teamDeletion.stop();
+    this.services.verification.stop();
     await this.services.rateLimiter.close();
     await this.services.authFailures.close();
     await this.services.signInThrottles.perAccount.close();
@@ -501,6 +502,7 @@ export class Application {
       services.automationDispatcher.start();
       services.mail.start();
       services.teamDeletion.start();
+      services.verification.start();
       if (this.listenMode.shared) await this.listen();
       this.lifecycle = 'ready';
       this.logger.info({ port: this.boundPort }, 'ready');

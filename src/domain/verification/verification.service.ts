@@ -93,6 +93,7 @@ const VERIFY_EMAIL_PATH = '/v1/auth/verify-email';
 export class VerificationService {
   private readonly deps: VerificationDeps;
   private readonly actions: Record<ActionType, ActionRun>;
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(deps: VerificationDeps) {
     this.deps = deps;
@@ -479,5 +480,19 @@ export class VerificationService {
   /** Housekeeping: tokens expired more than a week ago are deleted. */
   async deleteExpired(): Promise<number> {
     return verificationTokens.deleteExpired(this.deps.orm.em.fork(), EXPIRED_KEPT_MS);
+  }
+
+  /** Runs deleteExpired every `intervalMs` (any instance may; it is one idempotent statement). */
+  start(intervalMs = HOUR_MS): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.deleteExpired().catch(() => undefined);
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
   }
 }
