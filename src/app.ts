@@ -247,7 +247,11 @@ export class Backend {
       });
       const subscriptions = new SubscriptionService(orm);
       const mail = createMailSender(orm, logger, config.mail);
-      const teamDeletion = new TeamDeletion({ orm, store, resumable: createResumableStore(store), logger: logger.child({ component: 'team-deletion' }) });
+      const teamDeletionLog = logger.child({ component: 'team-deletion' });
+      const teamDeletion = new TeamDeletion({
+        orm, store, resumable: createResumableStore(store), logger: teamDeletionLog,
+        purger: createCdnPurger(config.cdnPurgeUrl, teamDeletionLog), linkBaseUrl: config.cdnUrl ?? config.publicUrl,
+      });
       const verification = new VerificationService({
         orm, mail, publicUrl: config.publicUrl, teamDeletion, authCache: authenticator,
         exportLinks: options.authSecret

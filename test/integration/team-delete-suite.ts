@@ -18,7 +18,8 @@ const dataUri = (content: Buffer, type = 'image/png') => `data:${type};base64,${
 export async function fillTeam(t: Test, server: TestServer, team: CreatedTeam): Promise<{ tusId: string }> {
   const base = `/v1/teams/${team.teamId}`;
   for (const name of ['one.png', 'two.png']) {
-    t.equal((await uploadJson(server, team.teamId, team.key, { file: dataUri(pngLike(3000)), fileName: name })).status, 201, `media ${name}`);
+    const uploaded = await uploadJson(server, team.teamId, team.key, { file: dataUri(pngLike(3000)), fileName: name, public: name === 'one.png' });
+    t.equal(uploaded.status, 201, `media ${name}`);
   }
   const teamFile = await send(server, 'POST', `${base}/files`, team.key, Buffer.from(JSON.stringify({ file: dataUri(Buffer.from('notes')), fileName: 'notes.txt' })), {
     'content-type': 'application/json',
@@ -84,7 +85,11 @@ export async function teamDeleteFlow(t: Test, driver: Driver): Promise<void> {
   const { startTestServer, expectError } = await import('../helpers/server.ts');
   const { closeS3Client, driverSettings } = await import('../helpers/storage.ts');
   const { confirm, join, outboxToken, signUp, sql, teamOwnedBy } = await import('../helpers/accounts.ts');
-  const server = await startTestServer(t, { settings: { ...driverSettings(driver), RATE_LIMIT_POINTS: 100_000, API_KEY_CACHE_SECONDS: 30 } });
+  const { startWebhookReceiver } = await import('../helpers/webhook-receiver.ts');
+  const cdn = await startWebhookReceiver(t);
+  const server = await startTestServer(t, {
+    settings: { ...driverSettings(driver), RATE_LIMIT_POINTS: 100_000, API_KEY_CACHE_SECONDS: 30, CDN_PURGE_URL: `${cdn.url}/purge` },
+  });
   t.teardown(closeS3Client);
 
   t.test('only the owner, in a session, may ask; refusals make no token', async (t) => {
@@ -121,6 +126,8 @@ export async function teamDeleteFlow(t: Test, driver: Driver): Promise<void> {
     t.equal((await server.media('GET', `/v1/cdn/media/${team.teamId}`, member.token)).status, 200, 'the member\'s session works on the team');
     const survivorRows = await rowsOfTeam(server, survivor.teamId);
     const stored = await storageOfTeam(driver, server.dataDir, team.teamId, tusId);
+    const publicMedia = (await sql(server, 'select id from media_file where team_id = $1 and is_public', [team.teamId])).map((row) => row.id);
+    t.equal(publicMedia.length, 1, 'one public media file');
     t.ok(stored.length >= 5, `the team has objects (${stored.length})`);
 
     const started = await server.media('POST', `/v1/teams/${team.teamId}/deletion`, owner.token);
@@ -134,6 +141,8 @@ export async function teamDeleteFlow(t: Test, driver: Driver): Promise<void> {
     t.same(await rowsOfTeam(server, team.teamId), {}, 'no row names the team');
     t.same(await storageOfTeam(driver, server.dataDir, team.teamId, tusId), [], 'nothing of the team is left in storage');
     t.equal((await sql(server, 'select count(*)::int as n from storage_deletion'))[0].n, 0, 'no removal left pending');
+    const purges = cdn.requests.filter((request) => request.path === '/purge').flatMap((request) => request.json.urls);
+    t.same(purges, [`${server.baseUrl}/media/team/${team.teamId}/${publicMedia[0]}.png`], 'the CDN is told to drop the public link');
     t.equal((await sql(server, `select count(*)::int as n from verification_action_token where data->>'teamId' = $1 and type = 'TEAM_OWNERSHIP_TRANSFER'`, [team.teamId]))[0].n, 0, 'the pending transfer is gone');
     t.same(await rowsOfTeam(server, survivor.teamId), survivorRows, 'the other team keeps its rows');
     t.equal((await server.media('GET', `/v1/cdn/media/${survivor.teamId}`, survivor.key)).body.media.length, 2, 'and its media');

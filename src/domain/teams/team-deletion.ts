@@ -2,6 +2,8 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { ObjectStore } from '../../storage/object-store.ts';
 import type { ResumableStore } from '../../storage/resumable-store.ts';
+import type { CdnPurger } from '../media/cdn-purge.ts';
+import { mediaPath, publicMediaUrl } from '../media/media-links.ts';
 
 /**
  * Deleting a team (TEAM_DELETE) in two steps that survive a crash between them:
@@ -14,7 +16,9 @@ import type { ResumableStore } from '../../storage/resumable-store.ts';
  *    files, to-dos, tus uploads, upload URLs, reservations, automations and their deliveries,
  *    subscriptions, modules, notes, usage counters), so nothing is left that names the team,
  *    and its counters (used and reserved storage) go with its row.
- * 2. After the commit, `drain` removes the objects and each queue row once its object is gone.
+ * 2. After the commit (`afterCommit`), the CDN is told to drop the public links of its media
+ *    files (CDN_PURGE_URL; a purge lost to a crash only leaves cached copies until they expire),
+ *    and `drain` removes the objects and each queue row once its object is gone.
  *    Removal is idempotent, so a crash (or a storage outage) anywhere leaves rows that the next
  *    drain, at start-up and every DRAIN_INTERVAL_MS, finishes. No row names an object any more
  *    once step 1 committed, so nothing serves it meanwhile.
@@ -49,23 +53,41 @@ export class TeamDeletion {
   private readonly store: ObjectStore;
   private readonly resumable: ResumableStore;
   private readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  private readonly purger: CdnPurger | null;
+  private readonly linkBaseUrl: string;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
 
-  constructor(options: { orm: MikroORM; store: ObjectStore; resumable: ResumableStore; logger: Pick<Logger, 'info' | 'warn' | 'error'> }) {
+  constructor(options: {
+    orm: MikroORM; store: ObjectStore; resumable: ResumableStore; logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+    purger?: CdnPurger; linkBaseUrl?: string;
+  }) {
     this.orm = options.orm;
     this.store = options.store;
     this.resumable = options.resumable;
     this.logger = options.logger;
+    this.purger = options.purger ?? null;
+    this.linkBaseUrl = options.linkBaseUrl ?? '';
   }
 
-  /** Step 1, in the caller's transaction: queues the team's objects and deletes the team with everything it has. Answers the objects queued. */
-  async deleteRows(em: EntityManager, teamId: string): Promise<number> {
+  /**
+   * Step 1, in the caller's transaction: queues the team's objects and deletes the team with
+   * everything it has. Answers how many objects were queued and the public links to purge.
+   */
+  async deleteRows(em: EntityManager, teamId: string): Promise<{ queued: number; publicLinks: string[] }> {
     // Serialises with uploads committing into the team (they lock the team row to count its storage).
     await em.execute('select id from team where id = ? for update', [teamId]);
+    const published = await em.execute<{ id: string; file_name: string }[]>('select id, file_name from media_file where team_id = ? and is_public', [teamId]);
     const queued = await em.execute<{ id: string }[]>(`${QUEUE_TEAM_OBJECTS} returning id`, [teamId, teamId, teamId, teamId, teamId]);
     await em.execute('delete from team where id = ?', [teamId]);
-    return queued.length;
+    const publicLinks = published.map((row) => publicMediaUrl(this.linkBaseUrl, mediaPath(teamId, row.id, row.file_name)));
+    return { queued: queued.length, publicLinks };
+  }
+
+  /** Step 2, once step 1 committed: purges the public links, then removes the objects. */
+  async afterCommit(deleted: { publicLinks: string[] }): Promise<void> {
+    if (this.purger && deleted.publicLinks.length > 0) await this.purger.purge(deleted.publicLinks);
+    await this.drain();
   }
 
   /** Step 2: removes queued objects; answers how many were removed. Never throws for one object: it stays queued with its error. */

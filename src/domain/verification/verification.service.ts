@@ -347,12 +347,12 @@ export class VerificationService {
   private async deleteTeam(em: EntityManager, data: Record<string, unknown> | null): Promise<() => Promise<void>> {
     const teamId = String(data?.teamId);
     await announceAuthChange(em, teamId);
-    await this.deps.teamDeletion.deleteRows(em, teamId);
+    const deleted = await this.deps.teamDeletion.deleteRows(em, teamId);
     // Other tokens naming the team (a pending transfer) can no longer run.
     await em.execute(`delete from verification_action_token where data->>'teamId' = ? and not locked and type <> 'TEAM_DELETE'`, [teamId]);
     return async () => {
       this.deps.authCache.invalidateTeam(teamId);
-      await this.deps.teamDeletion.drain();
+      await this.deps.teamDeletion.afterCommit(deleted);
     };
   }
 
