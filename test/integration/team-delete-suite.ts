@@ -6,7 +6,7 @@ import { connectPg } from '../helpers/database.ts';
 import type { CreatedTeam, TestServer } from '../helpers/server.ts';
 import { s3, s3Client, type Driver } from '../helpers/storage.ts';
 import { tusMetadata, tusRequest } from '../helpers/tus.ts';
-import { MiB, pngLike, send, uploadJson } from '../helpers/uploads.ts';
+import { heldUpload, MiB, pngLike, send, uploadJson } from '../helpers/uploads.ts';
 
 const dataUri = (content: Buffer, type = 'image/png') => `data:${type};base64,${content.toString('base64')}`;
 
@@ -136,8 +136,15 @@ export async function teamDeleteFlow(t: Test, driver: Driver): Promise<void> {
     const token = await outboxToken(server, owner.email, 'verification.TEAM_DELETE');
     t.same(await storageOfTeam(driver, server.dataDir, team.teamId, tusId), stored, 'nothing happens before the confirm');
 
+    // An upload into the team, its body half sent, while the team goes.
+    const held = heldUpload(server, team.teamId, team.key, pngLike(256 * 1024));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
     const done = await confirm(server, token);
     t.match(done.body, { type: 'TEAM_DELETE', completed: true, verificationActionToken: { locked: true } });
+    held.finish();
+    const heldAnswer = await held.response;
+    t.not(heldAnswer.status, 201, `the upload running meanwhile is refused (${heldAnswer.status} ${heldAnswer.body?.messageKey})`);
     t.same(await rowsOfTeam(server, team.teamId), {}, 'no row names the team');
     t.same(await storageOfTeam(driver, server.dataDir, team.teamId, tusId), [], 'nothing of the team is left in storage');
     t.equal((await sql(server, 'select count(*)::int as n from storage_deletion'))[0].n, 0, 'no removal left pending');
