@@ -262,3 +262,21 @@ t.test('housekeeping: tokens expired more than a week ago are deleted, younger o
   t.equal((await sql(server, 'select count(*)::int as n from verification_action_token where user_id = $1', [user.userId]))[0].n, 0);
   t.equal((await sql(server, 'select count(*)::int as n from verification_action_token where user_id = $1', [other.userId]))[0].n, 1);
 });
+
+t.test('a disabled user\'s tokens do not confirm (403 error.user.disabled), also the other party\'s of a transfer; nothing changes', async (t) => {
+  const owner = await signUp(server);
+  const next = await signUp(server);
+  const team = await teamOwnedBy(server, owner);
+  await join(server, team, next.userId);
+  await server.media('POST', `/v1/teams/${team.teamId}/ownership-transfer`, owner.token, { body: { newOwnerId: next.userId } });
+  await server.media('POST', '/v1/users/me/export', next.token);
+  const oldToken = await outboxToken(server, owner.email, 'verification.TEAM_OWNERSHIP_TRANSFER');
+  const exportToken = await outboxToken(server, next.email, 'verification.ACCOUNT_EXPORT');
+  t.equal((await server.admin('POST', `/v1/admin/users/${next.userId}/disable`)).status, 200);
+  const before = await tokens();
+  expectError(t, await confirm(server, exportToken), 403, 'error.user.disabled');
+  expectError(t, await confirm(server, oldToken), 403, 'error.user.disabled');
+  t.equal(await tokens(), before);
+  t.equal((await server.admin('POST', `/v1/admin/users/${next.userId}/enable`)).status, 200);
+  t.equal((await confirm(server, oldToken)).status, 200, 'works again once enabled');
+});

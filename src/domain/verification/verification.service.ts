@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { announceAuthChange, announceUserAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
-import { conflict, forbidden, notFound, tooManyRequests, unauthorized, verificationTokenRefused } from '../../errors/errors.ts';
+import { conflict, forbidden, notFound, tooManyRequests, unauthorized, userDisabled, verificationTokenRefused } from '../../errors/errors.ts';
 import type { MailSender } from '../../mail/mail-sender.ts';
 import type { SignedLinks } from '../media/signed-links.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
@@ -265,6 +265,9 @@ export class VerificationService {
     const result = await this.deps.orm.em.fork().transactional(async (em) => {
       const row = await this.usableToken(em, token, (found) => found.type !== EMAIL_VERIFY);
       const tokens = await verificationTokens.lockAction(em, row.actionId);
+      // A disabled user acts no more, through a mailed token either (its sessions and keys stopped already).
+      const disabled = await em.execute('select 1 from "user" where id in (?) and disabled', [[...new Set(tokens.map((token) => token.userId))]]);
+      if (disabled.length > 0) throw userDisabled();
       const action = this.actions[row.type as ActionType];
       await action.check(em, row.data, tokens);
       await verificationTokens.markUsed(em, row.id);

@@ -73,6 +73,7 @@ export const verificationOperations: Record<string, OperationDoc> = {
     errors: {
       ...JSON_BODY_ERRORS,
       ...TOKEN_ERRORS,
+      403: 'No such token (error.verification.tokenInvalid), or a user of the action is disabled (error.user.disabled).',
       409: 'The action can no longer run: the new email is taken, a member of a transfer left or the owner changed, the team is gone, or the user still owns a team (account deletion). Nothing changes.',
     },
   },
