@@ -458,15 +458,13 @@ export class VerificationService {
 
   /** The team the user owns (a current owner member); 401 for a non-member (as on the team routes), 403 for a member who is not the owner. */
   private async ownedTeam(em: EntityManager, userId: string, teamId: string, refusal?: () => Error): Promise<OwnedTeam> {
-    const rows = await uuid.safeParseAsync(teamId).then((parsed) =>
-      parsed.success
-        ? em.execute<{ id: string; is_team_owner: boolean; name: string }[]>(
-            `select m.id, m.is_team_owner, t.name from team_member m join team t on t.id = m.team_id
-              where m.team_id = ? and m.user_id = ? and m.left_team_at is null and not m.archived`,
-            [teamId, userId],
-          )
-        : [],
-    );
+    const rows = isUuid(teamId)
+      ? await em.execute<{ id: string; is_team_owner: boolean; name: string }[]>(
+          `select m.id, m.is_team_owner, t.name from team_member m join team t on t.id = m.team_id
+            where m.team_id = ? and m.user_id = ? and m.left_team_at is null and not m.archived`,
+          [teamId, userId],
+        )
+      : [];
     const member = rows[0];
     if (!member) throw refusal ? refusal() : unauthorized();
     if (!member.is_team_owner) throw refusal ? refusal() : forbidden('Only the team\'s owner can do this');
