@@ -13,6 +13,8 @@ import { userRouteBuilder } from './http/routes/users/user-route.ts';
 import { userAdminRoutes } from './http/routes/admin/user-admin-routes.ts';
 import { launcherRoutes } from './http/routes/users/launcher-routes.ts';
 import { LauncherCodeService } from './domain/launcher/launcher-code.service.ts';
+import { ExpiredRowsSweeper } from './domain/jobs/expired-rows-sweep.ts';
+import { NotificationPreferenceService } from './domain/notifications/notification-preference.service.ts';
 import { announceGeneratedSecret, resolveAuthSecret } from './bootstrap/auth-secret.ts';
 import { InstanceIdentity } from './bootstrap/instance-identity.ts';
 import type { Config } from './config/config.ts';
@@ -133,6 +135,8 @@ export interface Services {
   subscriptionJob: SubscriptionJob;
   /** Leftovers of crashed uploads (issue 6.2) and expired idempotency keys; started by Application, runOnce() callable directly. */
   crashSweeper: CrashSweeper;
+  /** Expired sessions, sign-in codes, OAuth states and verification tokens; started by Application. */
+  expiredRows: ExpiredRowsSweeper;
   /** Idempotency-Key claims and answers, shared by every instance through PostgreSQL. */
   idempotency: IdempotencyKeys;
   /** This process's instance id and boot id (issue 17.7); null in the CLI, which makes no reservations. */
@@ -297,6 +301,7 @@ export class Backend {
           tus: { sweepExpired: (now) => tus.sweepExpired(now), unfinishedKeys: () => tus.uploads.unfinishedKeys() },
         }),
         idempotency,
+        expiredRows: new ExpiredRowsSweeper({ orm, logger: logger.child({ component: 'expired-rows' }) }),
         identity,
         automations: new AutomationService({
           orm, allowPrivateTargets: config.automations.allowPrivateTargets, wake: () => automationDispatcher.wake(),
@@ -325,7 +330,6 @@ export class Backend {
     await this.services.automationDispatcher.stop();
     await this.services.mail.stop();
     await this.services.teamDeletion.stop();
-    this.services.verification.stop();
     await this.services.rateLimiter.close();
     await this.services.authFailures.close();
     await this.services.signInThrottles.perAccount.close();
@@ -491,7 +495,7 @@ export class Application {
           subscriptions: services.subscriptions, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
         ...authRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...userRoutes(userRoute, services),
+        ...userRoutes(userRoute, { ...services, notificationPreferences: new NotificationPreferenceService(services.orm) }),
         ...verificationRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...launcherRoutes(userRoute, {
           ...services, launcherCodes: new LauncherCodeService({ orm: services.orm, sessions: services.sessions }), maxJsonBodyBytes: this.config.maxJsonBodyBytes,
@@ -503,10 +507,10 @@ export class Application {
       services.folderSweeper.start();
       services.subscriptionJob.start();
       services.crashSweeper.start();
+      services.expiredRows.start();
       services.automationDispatcher.start();
       services.mail.start();
       services.teamDeletion.start();
-      services.verification.start();
       if (this.listenMode.shared) await this.listen();
       this.lifecycle = 'ready';
       this.logger.info({ port: this.boundPort }, 'ready');
@@ -559,6 +563,7 @@ export class Application {
     await this.backend?.services.folderSweeper.stop();
     await this.backend?.services.subscriptionJob.stop();
     await this.backend?.services.crashSweeper.stop();
+    await this.backend?.services.expiredRows.stop();
     await this.storageHealth?.stop();
     this.server.close();
     // The last counts are written while the database is still open.

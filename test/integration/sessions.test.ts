@@ -148,6 +148,14 @@ t.test('malformed, unknown, expired tokens and API keys on the user routes: 401'
   expectError(t, await me(user.token), 401, 'error.unauthorized');
 });
 
+t.test('expired sessions are swept', async (t) => {
+  const user = await signUp();
+  await sql(`update user_session set expires_at = now() - interval '1 second' where user_id = $1`, [user.userId]);
+  const deleted = await server.app.services.expiredRows.runOnce();
+  t.ok(deleted['user_session']! >= 1);
+  t.same(await sql('select id from user_session where user_id = $1', [user.userId]), []);
+});
+
 t.test('a session slides: used over an hour after its last renewal, it lives SESSION_TTL_DAYS again', async (t) => {
   const user = await signUp();
   await sql(`update user_session set last_used_at = now() - interval '2 hours', expires_at = now() + interval '1 day' where user_id = $1`, [user.userId]);

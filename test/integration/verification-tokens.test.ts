@@ -253,16 +253,6 @@ t.test('wrong tokens from one address are throttled (429 with Retry-After)', asy
   t.equal((await sql(throttled, 'select count(*)::int as n from verification_action_token where used_at is not null', []))[0].n, 0, 'the good token was not used');
 });
 
-t.test('housekeeping: tokens expired more than a week ago are deleted, younger ones stay (410 rather than 403)', async (t) => {
-  const user = await signUp(server);
-  await sql(server, `update verification_action_token set expires_at = now() - interval '8 days' where user_id = $1`, [user.userId]);
-  const other = await signUp(server);
-  await sql(server, `update verification_action_token set expires_at = now() - interval '6 days' where user_id = $1`, [other.userId]);
-  t.ok((await server.app.services.verification.deleteExpired()) >= 1);
-  t.equal((await sql(server, 'select count(*)::int as n from verification_action_token where user_id = $1', [user.userId]))[0].n, 0);
-  t.equal((await sql(server, 'select count(*)::int as n from verification_action_token where user_id = $1', [other.userId]))[0].n, 1);
-});
-
 t.test('a disabled user\'s tokens do not confirm (403 error.user.disabled), also the other party\'s of a transfer; nothing changes', async (t) => {
   const owner = await signUp(server);
   const next = await signUp(server);

@@ -20,6 +20,7 @@ import { Migration20261124040000Subscriptions } from './Migration20261124040000S
 import { Migration20261124040100ActiveMemberNames } from './Migration20261124040100ActiveMemberNames.ts';
 import { Migration20261124050000TeamFiles } from './Migration20261124050000TeamFiles.ts';
 import { Migration20261124060000Accounts } from './Migration20261124060000Accounts.ts';
+import { Migration20261124061000NotificationPreferences } from './Migration20261124061000NotificationPreferences.ts';
 import { Migration20261124080000StorageDeletions } from './Migration20261124080000StorageDeletions.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
@@ -45,5 +46,6 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261124040100ActiveMemberNames', class: Migration20261124040100ActiveMemberNames },
   { name: 'Migration20261124050000TeamFiles', class: Migration20261124050000TeamFiles },
   { name: 'Migration20261124060000Accounts', class: Migration20261124060000Accounts },
+  { name: 'Migration20261124061000NotificationPreferences', class: Migration20261124061000NotificationPreferences },
   { name: 'Migration20261124080000StorageDeletions', class: Migration20261124080000StorageDeletions },
 ];

@@ -93,8 +93,6 @@ export class LauncherCodeService {
          on conflict (identifier) do nothing returning *`,
         [randomUUID(), newIdentifier(), approvedBy, codeChallenge, clientName ?? null, LAUNCHER_CODE_TTL_SECONDS, approvedBy],
       );
-      // Expired codes are deleted as new ones are made: the table holds only live ones.
-      await connection.execute(`delete from auth_session_code where expires < now() - interval '1 hour'`);
       if (rows[0]) return codeView(rows[0]);
     }
   }

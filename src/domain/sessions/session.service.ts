@@ -102,11 +102,6 @@ export class SessionService {
     this.cache.invalidateUser(userId);
   }
 
-  /** Deletes sessions that expired (any instance may run it; nothing else depends on them). */
-  async sweepExpired(): Promise<number> {
-    return this.orm.em.fork().nativeDelete(UserSession, { expiresAt: { $lte: new Date() } });
-  }
-
   private async revokeWhere(userId: string, where: Record<string, unknown> | null): Promise<number> {
     if (where === null) return 0;
     const deleted = await this.orm.em.fork().transactional(async (em) => {

@@ -93,10 +93,4 @@ export const verificationTokens = {
     );
     return rows.map(toRow);
   },
-
-  /** Deletes tokens expired for more than `graceMs` (they no longer show nor confirm). */
-  async deleteExpired(em: EntityManager, graceMs: number): Promise<number> {
-    const rows = await em.execute<{ id: string }[]>(`delete from verification_action_token where expires_at < ? returning id`, [new Date(Date.now() - graceMs)]);
-    return rows.length;
-  },
 };

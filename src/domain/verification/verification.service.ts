@@ -28,8 +28,6 @@ export const TOKEN_TTL_MS: Record<TokenType, number> = {
 };
 /** One new action (or verification mail) of a type per user per this long; sooner: 429 with Retry-After. */
 export const START_INTERVAL_SECONDS = 60;
-/** Expired tokens are kept this long (they answer 410 rather than 403), then deleted. */
-const EXPIRED_KEPT_MS = 7 * 24 * HOUR_MS;
 
 export const confirmSchema = z.strictObject({ token: z.string().meta({ description: 'The token from the mail (`tvt_...`).' }) });
 export const emailChangeSchema = z.strictObject({
@@ -93,7 +91,6 @@ const VERIFY_EMAIL_PATH = '/v1/auth/verify-email';
 export class VerificationService {
   private readonly deps: VerificationDeps;
   private readonly actions: Record<ActionType, ActionRun>;
-  private timer: NodeJS.Timeout | null = null;
 
   constructor(deps: VerificationDeps) {
     this.deps = deps;
@@ -476,24 +473,5 @@ export class VerificationService {
     if (!last) return;
     const wait = Math.ceil(START_INTERVAL_SECONDS - (Date.now() - new Date(last).getTime()) / 1000);
     if (wait > 0) throw tooManyRequests(wait, 'A confirmation mail was sent a moment ago; retry later');
-  }
-
-  /** Housekeeping: tokens expired more than a week ago are deleted. */
-  async deleteExpired(): Promise<number> {
-    return verificationTokens.deleteExpired(this.deps.orm.em.fork(), EXPIRED_KEPT_MS);
-  }
-
-  /** Runs deleteExpired every `intervalMs` (any instance may; it is one idempotent statement). */
-  start(intervalMs = HOUR_MS): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      this.deleteExpired().catch(() => undefined);
-    }, intervalMs);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
   }
 }

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { changePasswordSchema, signInSchema, signUpSchema } from '../../domain/users/credential.service.ts';
 import { updateMeSchema, userPermissionsSchema } from '../../domain/users/user-profile.service.ts';
+import {
+  NOTIFICATION_CHANNELS, NOTIFICATION_FREQUENCIES, NOTIFICATION_TOPICS, updateNotificationSettingsSchema,
+} from '../../domain/notifications/notification-preference.service.ts';
 import { exchangeCodeSchema, LAUNCHER_CODE_TTL_SECONDS, startCodeSchema } from '../../domain/launcher/launcher-code.service.ts';
 import type { OperationDoc } from './operations.ts';
 import { tokenProgressSchema } from './verification-operations.ts';
@@ -84,6 +87,18 @@ export const launcherCodeSchema = z
   })
   .meta({ id: 'AuthSessionCode' });
 
+const notificationSettingsSchema = z
+  .object({
+    preferences: z.array(z.object({
+      topic: z.enum(NOTIFICATION_TOPICS),
+      channel: z.enum(NOTIFICATION_CHANNELS),
+      enabled: z.boolean().meta({ description: 'For PRODUCT_UPDATES and MARKETING, consent.' }),
+      frequency: z.enum(NOTIFICATION_FREQUENCIES),
+      confirmedAt: timestamp.nullable().meta({ description: 'When consent was given (set by the service; null while off, and for SYSTEM).' }),
+    }).meta({ id: 'NotificationPreference' })),
+  })
+  .meta({ id: 'NotificationSettings', description: 'Every topic on every channel; pairs never set have their defaults (only SYSTEM by EMAIL on).' });
+
 const throttled = 'Too many failed sign-ins for this login or from this address (SIGN_IN_LIMIT_*); retry after Retry-After seconds.';
 
 export const userOperations: Record<string, OperationDoc> = {
@@ -151,6 +166,25 @@ export const userOperations: Record<string, OperationDoc> = {
     bodyRequired: true,
     responses: { 200: { description: 'A new session.', schema: issuedSessionSchema } },
     errors: { ...JSON_BODY_ERRORS, 403: 'The current password is wrong.', 429: 'Too many wrong current passwords, or the session\'s rate limit.' },
+  },
+  'GET /v1/users/me/notification-settings': {
+    operationId: 'getNotificationSettings',
+    summary: 'The user\'s notification preferences',
+    tag: 'users',
+    access: 'sessionToken',
+    responses: { 200: { description: 'All nine topic and channel pairs.', schema: notificationSettingsSchema } },
+    errors: {},
+  },
+  'PUT /v1/users/me/notification-settings': {
+    operationId: 'updateNotificationSettings',
+    summary: 'Change notification preferences',
+    description: 'Only the pairs given change; a field left out keeps its value. SYSTEM by EMAIL cannot be turned off or muted.',
+    tag: 'users',
+    access: 'sessionToken',
+    body: updateNotificationSettingsSchema.meta({ id: 'UpdateNotificationSettingsRequest' }),
+    bodyRequired: true,
+    responses: { 200: { description: 'All nine pairs after the change.', schema: notificationSettingsSchema } },
+    errors: { ...JSON_BODY_ERRORS, 400: 'Invalid body, a pair given twice, or SYSTEM by EMAIL turned off or muted.' },
   },
   'GET /v1/users/me/teams': {
     operationId: 'listMyTeams',
