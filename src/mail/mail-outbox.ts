@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
-import type { MailMessage } from './mail-sender.ts';
+import { redactSecrets, type MailMessage } from './mail-sender.ts';
 
 export interface OutboxRow {
   id: string;
@@ -34,6 +34,13 @@ const toRow = (raw: RawRow): OutboxRow => ({
 /** The longest `last_error` kept: an SMTP answer can be long, the first lines say why. */
 const MAX_ERROR_LENGTH = 1000;
 
+/**
+ * Once delivered, a message's secrets (tokens, link signatures) are shortened in its row as in the
+ * log: the mail is the only place they are needed, so a copy of the database holds no usable token
+ * of a delivered message. An unsent message keeps its full text, for the retries and the operator.
+ */
+const SENT = `sent_at = now(), attempts = attempts + 1, last_error = null, body = ?`;
+
 /** The `mail_outbox` table: every message the service sends, with its delivery state. */
 export class MailOutbox {
   private readonly orm: MikroORM;
@@ -50,8 +57,8 @@ export class MailOutbox {
     return toRow(rows[0]!);
   }
 
-  async markSent(id: string): Promise<void> {
-    await this.orm.em.fork().execute(`update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null where id = ?`, [id]);
+  async markSent(row: OutboxRow): Promise<void> {
+    await this.orm.em.fork().execute(`update mail_outbox set ${SENT} where id = ?`, [redactSecrets(row.body), row.id]);
   }
 
   async markFailed(id: string, error: unknown): Promise<void> {
@@ -76,7 +83,7 @@ export class MailOutbox {
         if (!raw) return false;
         try {
           await deliver(toRow(raw));
-          await em.execute(`update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null where id = ?`, [raw.id]);
+          await em.execute(`update mail_outbox set ${SENT} where id = ?`, [redactSecrets(raw.body), raw.id]);
         } catch (error) {
           const text = (error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR_LENGTH);
           await em.execute(`update mail_outbox set attempts = attempts + 1, last_error = ? where id = ?`, [text, raw.id]);

@@ -52,7 +52,7 @@ export class SmtpMailSender implements MailSender {
     for (let attempt = 1; attempt <= this.settings.attempts; attempt++) {
       try {
         await this.deliver(row);
-        await this.outbox.markSent(row.id);
+        await this.outbox.markSent(row);
         this.logger.info({ outboxId: row.id, kind: row.kind, to: maskAddress(row.recipient), attempt }, 'mail sent');
         return;
       } catch (error) {

@@ -29,7 +29,8 @@ t.test('SMTP: the message arrives with its recipient, subject and link; the outb
   const row = await rowOf('alice@example.test');
   t.match(row, { kind: 'test.link', subject: 'Your export', attempts: 1, last_error: null });
   t.ok(row.sent_at, 'marked sent');
-  t.ok(row.body.includes(LINK), 'the outbox keeps the full text');
+  t.notOk(row.body.includes('Zm9vYmFyYmF6cXV4'), 'once sent, the outbox row no longer holds the signature');
+  t.ok(row.body.includes('signature=Zm9v…'), 'only its first characters');
 });
 
 t.test('SMTP failure: the row stays unsent with last_error and its attempts; the retry job sends it later', async (t) => {
@@ -44,6 +45,7 @@ t.test('SMTP failure: the row stays unsent with last_error and its attempts; the
   t.equal(failed.sent_at, null, 'not sent');
   t.equal(failed.attempts, 3);
   t.match(failed.last_error, /451|temporarily unavailable/i);
+  t.equal(failed.body, 'hello', 'an unsent message keeps its full text');
   t.equal(smtp.received.length, 0);
 
   smtp.failing = false;
