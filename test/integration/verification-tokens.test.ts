@@ -270,3 +270,15 @@ t.test('a disabled user\'s tokens do not confirm (403 error.user.disabled), also
   t.equal((await server.admin('POST', `/v1/admin/users/${next.userId}/enable`)).status, 200);
   t.equal((await confirm(server, oldToken)).status, 200, 'works again once enabled');
 });
+
+t.test('ACCOUNT_DELETE: refused while the user pays a team\'s running subscription', async (t) => {
+  const user = await signUp(server);
+  const owner = await signUp(server);
+  const team = await teamOwnedBy(server, owner);
+  await join(server, team, user.userId);
+  const set = await server.admin('PUT', `/v1/admin/teams/${team.teamId}/subscription`, { userId: user.userId });
+  t.equal(set.status, 200, 'the member pays the team\'s subscription');
+  expectError(t, await server.media('POST', '/v1/users/me/deletion', user.token), 409, 'error.conflict');
+  await sql(server, 'update subscription set ended_at = now() where user_id = $1', [user.userId]);
+  t.equal((await server.media('POST', '/v1/users/me/deletion', user.token)).status, 202, 'once it ended');
+});

@@ -356,7 +356,10 @@ export class VerificationService {
     };
   }
 
-  /** The rule: an owner must first transfer or delete each team it owns; a team is never left without an owner. */
+  /**
+   * The rule: an owner must first transfer or delete each team it owns (a team is never left
+   * without an owner), and a payer's running subscriptions must end or change payer first.
+   */
   private async checkNoOwnedTeam(em: EntityManager, userId: string): Promise<void> {
     const owned = await em.execute<{ name: string }[]>(
       `select t.name from team_member m join team t on t.id = m.team_id
@@ -364,6 +367,12 @@ export class VerificationService {
       [userId],
     );
     if (owned.length > 0) throw conflict(`The user owns the team ${owned[0]!.name}: transfer its ownership or delete it first`, owned[0]!.name);
+    // Deleting the user would delete the subscriptions it pays (user_id cascades), and so change a team's plan behind its back.
+    const paying = await em.execute<{ name: string }[]>(
+      `select t.name from subscription s join team t on t.id = s.team_id where s.user_id = ? and s.ended_at is null order by t.name limit 1`,
+      [userId],
+    );
+    if (paying.length > 0) throw conflict(`The user pays the subscription of the team ${paying[0]!.name}: it must end, or be moved to another payer, first`, paying[0]!.name);
   }
 
   private async deleteAccount(em: EntityManager, userId: string): Promise<() => Promise<void>> {

@@ -124,7 +124,7 @@ export const verificationOperations: Record<string, OperationDoc> = {
     tag: 'verification',
     access: 'sessionToken',
     responses: { 202: { description: STARTED, schema: progressList } },
-    errors: { 409: 'The user owns a team: transfer its ownership or delete it first.', 429: THROTTLED },
+    errors: { 409: 'The user owns a team (transfer its ownership or delete it first), or pays a team\'s running subscription.', 429: THROTTLED },
   },
   'POST /v1/users/me/export': {
     operationId: 'startAccountExport',

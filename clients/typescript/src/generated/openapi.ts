@@ -16921,7 +16921,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The user owns a team: transfer its ownership or delete it first. */
+            /** @description The user owns a team (transfer its ownership or delete it first), or pays a team's running subscription. */
             409: {
                 headers: {
                     [name: string]: unknown;
