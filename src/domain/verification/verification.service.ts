@@ -1,15 +1,15 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { announceAuthChange, announceUserAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
-import { conflict, forbidden, notFound, tooManyRequests, unauthorized, userDisabled, verificationTokenRefused } from '../../errors/errors.ts';
+import type { AuthCache } from '../../auth/auth-changes.ts';
+import { conflict, notFound, tooManyRequests, userDisabled, verificationTokenRefused } from '../../errors/errors.ts';
 import type { MailSender } from '../../mail/mail-sender.ts';
 import type { SignedLinks } from '../media/signed-links.ts';
-import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import type { TeamDeletion } from '../teams/team-deletion.ts';
-import { buildAccountExport, checkExportLink, exportLink } from '../users/account-export.ts';
+import { buildAccountExport, checkExportLink } from '../users/account-export.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
 import { verificationTokens, type NewToken } from './verification-tokens.ts';
+import { VerificationActions, type ActionRun } from './verification-actions.ts';
+import { assertEmailFree, checkAccountDeletable, ownedTeam, userRow } from './verification-queries.ts';
 import { EMAIL_VERIFY, isTokenShaped, tokenProgressView, type ActionType, type TokenProgress, type TokenRow, type TokenType } from './verification-token.ts';
 
 const HOUR_MS = 3_600_000;
@@ -44,27 +44,6 @@ export interface ConfirmResult {
   verificationActionToken: TokenProgress;
 }
 
-interface UserRow {
-  id: string;
-  username: string;
-  email: string;
-  is_email_verified: boolean;
-}
-
-interface OwnedTeam {
-  teamId: string;
-  teamName: string;
-  memberId: string;
-}
-
-/** What an action does once all its tokens are confirmed, and what must still hold at each confirm. */
-interface ActionRun {
-  /** Throws (4xx) when the action can no longer run; checked at every confirm, so a stale token fails early. */
-  check(em: EntityManager, data: Record<string, unknown> | null, tokens: TokenRow[]): Promise<void>;
-  /** Inside the confirm's transaction; answers what to do after the commit, if anything. */
-  run(em: EntityManager, data: Record<string, unknown> | null, tokens: TokenRow[]): Promise<(() => Promise<void>) | void>;
-}
-
 export interface VerificationDeps {
   orm: MikroORM;
   mail: MailSender;
@@ -94,13 +73,7 @@ export class VerificationService {
 
   constructor(deps: VerificationDeps) {
     this.deps = deps;
-    this.actions = {
-      ACCOUNT_EMAIL_CHANGE: { check: async () => undefined, run: (em, data, tokens) => this.changeEmail(em, data, tokens) },
-      TEAM_OWNERSHIP_TRANSFER: { check: (em, data) => this.checkTransfer(em, data).then(() => undefined), run: (em, data, tokens) => this.transferOwnership(em, data, tokens) },
-      TEAM_DELETE: { check: (em, data, tokens) => this.checkTeamDelete(em, data, tokens), run: (em, data) => this.deleteTeam(em, data) },
-      ACCOUNT_DELETE: { check: (em, _data, tokens) => this.checkNoOwnedTeam(em, tokens[0]!.userId), run: (em, _data, tokens) => this.deleteAccount(em, tokens[0]!.userId) },
-      ACCOUNT_EXPORT: { check: async () => undefined, run: async (_em, _data, tokens) => () => this.sendExport(tokens[0]!.userId, tokens[0]!.actionId) },
-    };
+    this.actions = new VerificationActions(deps).runs;
   }
 
   // ---- progress -------------------------------------------------------------------------------
@@ -121,7 +94,7 @@ export class VerificationService {
   /** Mails a new email verification token (sign-up). Earlier unused ones stop working. */
   async sendEmailVerification(userId: string): Promise<void> {
     const { user, token } = await this.deps.orm.em.fork().transactional(async (em) => {
-      const user = await this.user(em, userId);
+      const user = await userRow(em, userId);
       await verificationTokens.dropUnfinished(em, EMAIL_VERIFY, userId);
       const { created } = await verificationTokens.createAction(em, [{ type: EMAIL_VERIFY, userId, data: { email: user.email } }], TOKEN_TTL_MS.EMAIL_VERIFY);
       return { user, token: created[0]!.token };
@@ -146,7 +119,7 @@ export class VerificationService {
   /** Re-sends the verification mail: 409 when the address is verified, 429 within START_INTERVAL_SECONDS of the last one. */
   async resendEmailVerification(userId: string): Promise<void> {
     const em = this.deps.orm.em.fork();
-    const user = await this.user(em, userId);
+    const user = await userRow(em, userId);
     if (user.is_email_verified) throw conflict('The email address is already verified');
     await this.throttle(em, EMAIL_VERIFY, userId);
     await this.sendEmailVerification(userId);
@@ -176,9 +149,9 @@ export class VerificationService {
   async startEmailChange(userId: string, input: unknown): Promise<TokenProgress[]> {
     const { newEmail } = parseInput(emailChangeSchema, input);
     const { user, created } = await this.deps.orm.em.fork().transactional(async (em) => {
-      const user = await this.user(em, userId);
+      const user = await userRow(em, userId);
       if (user.email.toLowerCase() === newEmail.toLowerCase()) throw conflict('That is already the account\'s email address', 'newEmail');
-      await this.assertEmailFree(em, newEmail, userId);
+      await assertEmailFree(em, newEmail, userId);
       await this.throttle(em, 'ACCOUNT_EMAIL_CHANGE', userId);
       await verificationTokens.dropUnfinished(em, 'ACCOUNT_EMAIL_CHANGE', userId);
       const tokens: NewToken[] = (['old', 'new'] as const).map((target) => ({ type: 'ACCOUNT_EMAIL_CHANGE', userId, data: { newEmail, target } }));
@@ -197,7 +170,7 @@ export class VerificationService {
 
   /** ACCOUNT_DELETE: refused (409) while the user owns a team; one token to the user. */
   async startAccountDelete(userId: string): Promise<TokenProgress[]> {
-    return this.startSingle(userId, 'ACCOUNT_DELETE', null, async (em) => this.checkNoOwnedTeam(em, userId), 'Confirm the deletion of your account', [
+    return this.startSingle(userId, 'ACCOUNT_DELETE', null, async (em) => checkAccountDeletable(em, userId), 'Confirm the deletion of your account', [
       'someone (hopefully you) asked to delete your account: your user, linked accounts, sessions and team memberships are removed, for good.',
     ]);
   }
@@ -211,9 +184,9 @@ export class VerificationService {
 
   /** TEAM_DELETE: the team's owner asks; one token to the owner. */
   async startTeamDelete(userId: string, teamId: string): Promise<TokenProgress[]> {
-    const owned = await this.ownedTeam(this.deps.orm.em.fork(), userId, teamId);
+    const owned = await ownedTeam(this.deps.orm.em.fork(), userId, teamId);
     const data = { teamId: owned.teamId, teamName: owned.teamName };
-    return this.startSingle(userId, 'TEAM_DELETE', data, async (em) => void (await this.ownedTeam(em, userId, teamId)), `Confirm the deletion of the team ${owned.teamName}`, [
+    return this.startSingle(userId, 'TEAM_DELETE', data, async (em) => void (await ownedTeam(em, userId, teamId)), `Confirm the deletion of the team ${owned.teamName}`, [
       `someone (hopefully you) asked to delete the team ${owned.teamName}: its members, groups, keys, invites, files, media and automations are removed, for good.`,
     ], teamId);
   }
@@ -222,7 +195,7 @@ export class VerificationService {
   async startOwnershipTransfer(userId: string, teamId: string, input: unknown): Promise<TokenProgress[]> {
     const { newOwnerId } = parseInput(ownershipTransferSchema, input);
     const { owner, newOwner, created, teamName } = await this.deps.orm.em.fork().transactional(async (em) => {
-      const owned = await this.ownedTeam(em, userId, teamId);
+      const owned = await ownedTeam(em, userId, teamId);
       if (newOwnerId === userId) throw conflict('The owner already owns the team', 'newOwnerId');
       const members = await em.execute<{ name: string }[]>(
         'select name from team_member where team_id = ? and user_id = ? and left_team_at is null and not archived',
@@ -237,7 +210,7 @@ export class VerificationService {
         { type: 'TEAM_OWNERSHIP_TRANSFER', userId: newOwnerId, data: { ...data, target: 'new' } },
       ];
       const { created } = await verificationTokens.createAction(em, tokens, TOKEN_TTL_MS.TEAM_OWNERSHIP_TRANSFER);
-      return { owner: await this.user(em, userId), newOwner: await this.user(em, newOwnerId), created, teamName: owned.teamName };
+      return { owner: await userRow(em, userId), newOwner: await userRow(em, newOwnerId), created, teamName: owned.teamName };
     });
     const both = `The transfer happens once both of you have confirmed: ${owner.username} (the owner now) and ${newOwner.username} (the new owner).`;
     await this.mailToken(owner.email, 'TEAM_OWNERSHIP_TRANSFER', `Confirm the transfer of the team ${teamName}`, created[0]!.token, [
@@ -296,118 +269,6 @@ export class VerificationService {
     return row;
   }
 
-  // ---- the actions ----------------------------------------------------------------------------
-
-  private async changeEmail(em: EntityManager, data: Record<string, unknown> | null, tokens: TokenRow[]): Promise<void> {
-    const newEmail = String(data?.newEmail ?? '');
-    const userId = tokens[0]!.userId;
-    await this.assertEmailFree(em, newEmail, userId);
-    try {
-      // Both addresses proved themselves: the new one is verified. Sessions stay (nothing about the sign-in changed).
-      await em.execute(`update "user" set email = ?, is_email_verified = true, email_verified = now(), updated_at = now() where id = ?`, [newEmail, userId]);
-    } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) throw conflict('The new email address is taken', 'newEmail');
-      throw error;
-    }
-    // Verification mails sent to the old address must not verify the new one.
-    await em.execute(`delete from verification_action_token where type = ? and user_id = ?`, [EMAIL_VERIFY, userId]);
-  }
-
-  private async checkTransfer(em: EntityManager, data: Record<string, unknown> | null): Promise<{ ownerMemberId: string; newMemberId: string }> {
-    const teamId = String(data?.teamId ?? '');
-    const members = await em.execute<{ id: string; user_id: string; is_team_owner: boolean }[]>(
-      `select id, user_id, is_team_owner from team_member
-        where team_id = ? and user_id in (?, ?) and left_team_at is null and not archived for update`,
-      [teamId, String(data?.currentOwnerId ?? ''), String(data?.newOwnerId ?? '')],
-    );
-    const owner = members.find((member) => member.user_id === data?.currentOwnerId && member.is_team_owner);
-    const next = members.find((member) => member.user_id === data?.newOwnerId);
-    if (!owner || !next) throw conflict('The team\'s owner or the new owner is no longer a member of the team (or no longer the owner): start the transfer again');
-    return { ownerMemberId: owner.id, newMemberId: next.id };
-  }
-
-  private async transferOwnership(em: EntityManager, data: Record<string, unknown> | null, tokens: TokenRow[]): Promise<() => Promise<void>> {
-    const teamId = String(data?.teamId);
-    const { ownerMemberId, newMemberId } = await this.checkTransfer(em, data);
-    // Both flags in one statement: there is never a moment with two owners or none.
-    await em.execute('update team_member set is_team_owner = (id = ?) where id in (?, ?)', [newMemberId, ownerMemberId, newMemberId]);
-    const reason = { reason: 'TEAM_OWNERSHIP_TRANSFER', actionId: tokens[0]!.actionId };
-    recordTeamLog(em, { teamId, action: LogAction.memberUpdated, teamMemberId: ownerMemberId, targetTeamMemberId: ownerMemberId, data: { isTeamOwner: false, ...reason } });
-    recordTeamLog(em, { teamId, action: LogAction.memberUpdated, teamMemberId: ownerMemberId, targetTeamMemberId: newMemberId, data: { isTeamOwner: true, ...reason } });
-    await em.flush();
-    // Keys linked to no member act as the owner: they now act as the new one.
-    await announceAuthChange(em, teamId);
-    return async () => this.deps.authCache.invalidateTeam(teamId);
-  }
-
-  private async checkTeamDelete(em: EntityManager, data: Record<string, unknown> | null, tokens: TokenRow[]): Promise<void> {
-    await this.ownedTeam(em, tokens[0]!.userId, String(data?.teamId ?? ''), () => conflict('The team is gone, or the user no longer owns it'));
-  }
-
-  private async deleteTeam(em: EntityManager, data: Record<string, unknown> | null): Promise<() => Promise<void>> {
-    const teamId = String(data?.teamId);
-    await announceAuthChange(em, teamId);
-    const deleted = await this.deps.teamDeletion.deleteRows(em, teamId);
-    // Other tokens naming the team (a pending transfer) can no longer run.
-    await em.execute(`delete from verification_action_token where data->>'teamId' = ? and not locked and type <> 'TEAM_DELETE'`, [teamId]);
-    return async () => {
-      this.deps.authCache.invalidateTeam(teamId);
-      await this.deps.teamDeletion.afterCommit(deleted);
-    };
-  }
-
-  /**
-   * The rule: an owner must first transfer or delete each team it owns (a team is never left
-   * without an owner), and a payer's running subscriptions must end or change payer first.
-   */
-  private async checkNoOwnedTeam(em: EntityManager, userId: string): Promise<void> {
-    const owned = await em.execute<{ name: string }[]>(
-      `select t.name from team_member m join team t on t.id = m.team_id
-        where m.user_id = ? and m.is_team_owner and m.left_team_at is null order by t.name limit 1`,
-      [userId],
-    );
-    if (owned.length > 0) throw conflict(`The user owns the team ${owned[0]!.name}: transfer its ownership or delete it first`, owned[0]!.name);
-    // Deleting the user would delete the subscriptions it pays (user_id cascades), and so change a team's plan behind its back.
-    const paying = await em.execute<{ name: string }[]>(
-      `select t.name from subscription s join team t on t.id = s.team_id where s.user_id = ? and s.ended_at is null order by t.name limit 1`,
-      [userId],
-    );
-    if (paying.length > 0) throw conflict(`The user pays the subscription of the team ${paying[0]!.name}: it must end, or be moved to another payer, first`, paying[0]!.name);
-  }
-
-  private async deleteAccount(em: EntityManager, userId: string): Promise<() => Promise<void>> {
-    await this.checkNoOwnedTeam(em, userId);
-    const teams = await em.execute<{ team_id: string }[]>('select distinct team_id from team_member where user_id = ?', [userId]);
-    for (const { team_id } of teams) await announceAuthChange(em, team_id);
-    await announceUserAuthChange(em, userId);
-    // Accounts, sessions, sign-in codes, memberships (and the keys linked to them), tokens: all cascade from the user.
-    await em.execute('delete from "user" where id = ?', [userId]);
-    return async () => {
-      this.deps.authCache.invalidateUser(userId);
-      for (const { team_id } of teams) this.deps.authCache.invalidateTeam(team_id);
-    };
-  }
-
-  private async sendExport(userId: string, actionId: string): Promise<void> {
-    if (!this.deps.exportLinks) throw new Error('account exports need the operator secret to sign their links');
-    const user = await this.user(this.deps.orm.em.fork(), userId);
-    const link = exportLink(this.deps.exportLinks, this.deps.publicUrl, userId, actionId);
-    await this.deps.mail.send({
-      kind: 'verification.ACCOUNT_EXPORT.link',
-      to: user.email,
-      subject: 'Your account data export',
-      text: [
-        `Hello ${user.username},`,
-        '',
-        'your data export is ready. Download it (a JSON file) from this link:',
-        '',
-        link.url,
-        '',
-        `The link works until ${link.expiresAt.toISOString()} (one hour).`,
-      ].join('\n'),
-    });
-  }
-
   /** The archive behind an export link: 403 for an altered link, 410 past its hour, 404 once the user is gone. */
   async openExport(userId: string, exportId: string, query: URLSearchParams): Promise<Record<string, unknown>> {
     if (!this.deps.exportLinks) throw notFound('export', exportId);
@@ -423,7 +284,7 @@ export class VerificationService {
     userId: string, type: ActionType, data: Record<string, unknown> | null, check: (em: EntityManager) => Promise<void>, subject: string, lines: string[], teamId?: string,
   ): Promise<TokenProgress[]> {
     const { user, created } = await this.deps.orm.em.fork().transactional(async (em) => {
-      const user = await this.user(em, userId);
+      const user = await userRow(em, userId);
       await check(em);
       await this.throttle(em, type, userId);
       await verificationTokens.dropUnfinished(em, type, userId, teamId);
@@ -449,32 +310,6 @@ export class VerificationService {
         `It is valid for ${TOKEN_TTL_MS[type] / HOUR_MS} hour(s) and works once. If you did not ask for this, ignore this message: nothing happens without it.`,
       ].join('\n'),
     });
-  }
-
-  private async user(em: EntityManager, userId: string): Promise<UserRow> {
-    const rows = await em.execute<UserRow[]>('select id, username, email, is_email_verified from "user" where id = ?', [userId]);
-    if (!rows[0]) throw notFound('user', userId);
-    return rows[0];
-  }
-
-  private async assertEmailFree(em: EntityManager, email: string, userId: string): Promise<void> {
-    const taken = await em.execute('select 1 from "user" where lower(email) = lower(?) and id <> ?', [email, userId]);
-    if (taken.length > 0) throw conflict('The new email address is taken', 'newEmail');
-  }
-
-  /** The team the user owns (a current owner member); 401 for a non-member (as on the team routes), 403 for a member who is not the owner. */
-  private async ownedTeam(em: EntityManager, userId: string, teamId: string, refusal?: () => Error): Promise<OwnedTeam> {
-    const rows = isUuid(teamId)
-      ? await em.execute<{ id: string; is_team_owner: boolean; name: string }[]>(
-          `select m.id, m.is_team_owner, t.name from team_member m join team t on t.id = m.team_id
-            where m.team_id = ? and m.user_id = ? and m.left_team_at is null and not m.archived`,
-          [teamId, userId],
-        )
-      : [];
-    const member = rows[0];
-    if (!member) throw refusal ? refusal() : unauthorized();
-    if (!member.is_team_owner) throw refusal ? refusal() : forbidden('Only the team\'s owner can do this');
-    return { teamId, teamName: member.name, memberId: member.id };
   }
 
   private async throttle(em: EntityManager, type: TokenType, userId: string): Promise<void> {
