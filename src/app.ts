@@ -257,7 +257,7 @@ export class Backend {
         purger: createCdnPurger(config.cdnPurgeUrl, teamDeletionLog), linkBaseUrl: config.cdnUrl ?? config.publicUrl,
       });
       const verification = new VerificationService({
-        orm, mail, publicUrl: config.publicUrl, teamDeletion, authCache: authenticator,
+        orm, mail, publicUrl: config.publicUrl, teamDeletion, authCache: authenticator, logger: logger.child({ component: 'verification' }),
         exportLinks: options.authSecret
           ? new SignedLinks({ secret: options.authSecret, label: ACCOUNT_EXPORT_KEY_LABEL, ttlSeconds: ACCOUNT_EXPORT_TTL_SECONDS })
           : null,

@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { AuthCache } from '../../auth/auth-changes.ts';
 import { conflict, notFound, tooManyRequests, userDisabled, verificationTokenRefused } from '../../errors/errors.ts';
+import type { Logger } from '../../logging/logger.ts';
 import type { MailSender } from '../../mail/mail-sender.ts';
 import type { SignedLinks } from '../media/signed-links.ts';
 import type { TeamDeletion } from '../teams/team-deletion.ts';
@@ -54,6 +55,7 @@ export interface VerificationDeps {
   exportLinks: SignedLinks | null;
   /** Forgets a team's keys and sessions, or a user's sessions, on this instance at once (others hear the NOTIFY). */
   authCache: AuthCache & { invalidateUser(userId: string): void };
+  logger: Pick<Logger, 'error'>;
 }
 
 const CONFIRM_PATH = '/v1/auth/verification-tokens/confirm';
@@ -250,7 +252,11 @@ export class VerificationService {
       }
       return { type: row.type, completed, verificationActionToken: tokenProgressView({ ...row, usedAt, locked: completed }) };
     });
-    for (const after of afterCommit) await after();
+    // The action has happened: what follows its commit (removing objects, mailing a link) is retried
+    // or redone elsewhere (the deletion queue's drain, a new export), so a failure here is logged, not answered.
+    for (const after of afterCommit) {
+      await after().catch((error: unknown) => this.deps.logger.error({ err: error, type: result.type }, 'a step after a verified action failed'));
+    }
     return result;
   }
 
