@@ -59,6 +59,21 @@ t.test('SMTP failure: the row stays unsent with last_error and its attempts; the
   t.equal(await sender.retryUnsent(), 0, 'nothing left to retry');
 });
 
+t.test('the retry job, once started, sends what failed without being asked', async (t) => {
+  const smtp = await startSmtpServer(t);
+  smtp.failing = true;
+  const sender = new SmtpMailSender(outbox, silent, { url: smtp.url, from: 'no-reply@example.test', attempts: 1, backoffMs: 0, retryIntervalMs: 100 });
+  t.teardown(() => sender.stop());
+  await sender.send({ kind: 'test.job', to: 'gina@example.test', subject: 'Later', text: 'later' });
+  t.equal((await rowOf('gina@example.test')).sent_at, null);
+  sender.start();
+  smtp.failing = false;
+  await smtp.waitFor((m) => m.to.includes('gina@example.test'));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.ok((await rowOf('gina@example.test')).sent_at, 'sent by the job');
+  t.equal(smtp.received.filter((m) => m.to.includes('gina@example.test')).length, 1, 'once');
+});
+
 t.test('SMTP server unreachable: the row records the connection error', async (t) => {
   const sender = new SmtpMailSender(outbox, silent, { url: 'smtp://127.0.0.1:1', from: 'no-reply@example.test', attempts: 1, backoffMs: 0, retryIntervalMs: 0 });
   t.teardown(() => sender.stop());
