@@ -87,6 +87,11 @@ import { teamAdminRoutes } from './http/routes/teams/team-admin-routes.ts';
 import { automationAdminRoutes } from './http/routes/admin/automation-admin-routes.ts';
 import { subscriptionAdminRoutes } from './http/routes/admin/subscription-admin-routes.ts';
 import { openApiRoutes } from './http/openapi/openapi-routes.ts';
+import { createMailSender, type ManagedMailSender } from './mail/create-mail-sender.ts';
+import { TeamDeletion } from './domain/teams/team-deletion.ts';
+import { VerificationService } from './domain/verification/verification.service.ts';
+import { ACCOUNT_EXPORT_KEY_LABEL, ACCOUNT_EXPORT_TTL_SECONDS } from './domain/users/account-export.ts';
+import { verificationRoutes } from './http/routes/users/verification-routes.ts';
 
 /** After the grace period, how long aborted uploads and the responses still being written may take. */
 const ABORT_WAIT_MS = 10_000;
@@ -151,6 +156,12 @@ export interface Services {
   automations: AutomationService;
   /** Delivers outbox events to automations; started by Application (never by the CLI). */
   automationDispatcher: AutomationDispatcher;
+  /** The service's mail (SMTP or the outbox); its retry job is started by Application. */
+  mail: ManagedMailSender;
+  /** Deletes teams (TEAM_DELETE) and drains the objects left to remove; its drain is started by Application. */
+  teamDeletion: TeamDeletion;
+  /** Verification action tokens (spec 2.7) and email verification. */
+  verification: VerificationService;
 }
 
 /** Database, migrations, seed data and the domain services: what both the server and the CLI need. */
@@ -166,7 +177,8 @@ export class Backend {
   }
 
   /** `claimIdentity`: the server claims its instance id (InstanceIdentity) for the reservations it makes; the CLI does not. */
-  static async open(config: Config, logger: Logger, options: { claimIdentity?: boolean } = {}): Promise<Backend> {
+  /** `authSecret`: the resolved operator secret (the server's); without it, account export links cannot be signed (the CLI). */
+  static async open(config: Config, logger: Logger, options: { claimIdentity?: boolean; authSecret?: string } = {}): Promise<Backend> {
     const embedded = config.databaseUrl
       ? null
       : await startEmbeddedPostgres({ dataDir: config.dataDir, databaseName: 'media', log: (line) => logger.debug({ postgres: line }) });
@@ -249,11 +261,26 @@ export class Backend {
         orm, logger: logger.child({ component: 'automations' }), settings: config.automations,
       });
       const subscriptions = new SubscriptionService(orm);
+      const mail = createMailSender(orm, logger, config.mail);
+      const teamDeletionLog = logger.child({ component: 'team-deletion' });
+      const teamDeletion = new TeamDeletion({
+        orm, store, resumable: createResumableStore(store), logger: teamDeletionLog,
+        purger: createCdnPurger(config.cdnPurgeUrl, teamDeletionLog), linkBaseUrl: config.cdnUrl ?? config.publicUrl,
+      });
+      const verification = new VerificationService({
+        orm, mail, publicUrl: config.publicUrl, teamDeletion, authCache: authenticator, logger: logger.child({ component: 'verification' }),
+        exportLinks: options.authSecret
+          ? new SignedLinks({ secret: options.authSecret, label: ACCOUNT_EXPORT_KEY_LABEL, ttlSeconds: ACCOUNT_EXPORT_TTL_SECONDS })
+          : null,
+      });
       const services: Services = {
         orm,
         authenticator,
         sessions,
-        credentials: new CredentialService({ orm, sessions, throttles: signInThrottles, signUpEnabled: config.accounts.signUpEnabled }),
+        credentials: new CredentialService({
+          orm, sessions, throttles: signInThrottles, signUpEnabled: config.accounts.signUpEnabled,
+          onSignedUp: (user) => verification.sendEmailVerification(user.id),
+        }),
         profiles: new UserProfileService({ orm, sessions, authCache: authenticator, usernameCooldownSeconds: config.accounts.usernameChangeCooldownSeconds }),
         signInThrottles,
         accounts: new AccountService(orm),
@@ -299,6 +326,9 @@ export class Backend {
           orm, allowPrivateTargets: config.automations.allowPrivateTargets, wake: () => automationDispatcher.wake(),
         }),
         automationDispatcher,
+        mail,
+        teamDeletion,
+        verification,
       };
       services.metrics.observe({ gate: services.gate, pool });
       return new Backend(services, databaseUrl, embedded);
@@ -317,6 +347,8 @@ export class Backend {
     await this.services.crashSweeper.stop();
     this.services.idempotency.close();
     await this.services.automationDispatcher.stop();
+    await this.services.mail.stop();
+    await this.services.teamDeletion.stop();
     await this.services.rateLimiter.close();
     await this.services.authFailures.close();
     await this.services.signInThrottles.perAccount.close();
@@ -418,7 +450,7 @@ export class Application {
     try {
       const { secret, generated } = await resolveAuthSecret(this.config.authSecret, this.config.dataDir);
       if (generated) announceGeneratedSecret(secret, this.config.dataDir);
-      this.backend = await Backend.open(this.config, this.logger, { claimIdentity: true });
+      this.backend = await Backend.open(this.config, this.logger, { claimIdentity: true, authSecret: secret });
       const { services } = this.backend;
       await this.checkStorage(services.store);
       this.servedTraffic = new ServedTrafficCounter({ orm: services.orm, logger: this.logger.child({ component: 'served-traffic' }) });
@@ -485,6 +517,7 @@ export class Application {
         ...userRoutes(userRoute, { ...services, notificationPreferences: new NotificationPreferenceService(services.orm) }),
         ...oauthRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...accountRoutes(userRoute, { accounts: services.accounts, invites: new InviteService(services.orm, services.authenticator) }),
+        ...verificationRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...launcherRoutes(userRoute, {
           ...services, launcherCodes: new LauncherCodeService({ orm: services.orm, sessions: services.sessions }), maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
@@ -497,6 +530,8 @@ export class Application {
       services.crashSweeper.start();
       services.expiredRows.start();
       services.automationDispatcher.start();
+      services.mail.start();
+      services.teamDeletion.start();
       if (this.listenMode.shared) await this.listen();
       this.lifecycle = 'ready';
       this.logger.info({ port: this.boundPort }, 'ready');

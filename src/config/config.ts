@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCorsOrigins, type CorsOrigins } from './cors-origins.ts';
 import { settingNames, settings, type SettingName, type SettingValues } from './settings.ts';
+import type { MailSettings } from '../mail/create-mail-sender.ts';
 
 export interface Config {
   host: string;
@@ -84,6 +85,8 @@ export interface Config {
   automations: AutomationSettings;
   /** Sign-in with external providers (docs/accounts.md); null: the provider is not offered. */
   oauth: OAuthSettings;
+  /** Mail: SMTP when smtpUrl is set, otherwise the outbox table and the log (src/mail). */
+  mail: MailSettings;
 }
 
 export interface OAuthSettings {
@@ -154,7 +157,7 @@ function environmentSettings(env: NodeJS.ProcessEnv): RawSettings {
 }
 
 const SECRET_SETTINGS = new Set<SettingName>([
-  'AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL', 'METRICS_TOKEN', 'OAUTH_DISCORD_CLIENT_SECRET', 'OAUTH_GOOGLE_CLIENT_SECRET',
+  'AUTH_SECRET', 'S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'REDIS_URL', 'METRICS_TOKEN', 'OAUTH_DISCORD_CLIENT_SECRET', 'OAUTH_GOOGLE_CLIENT_SECRET', 'SMTP_URL',
 ]);
 
 /** The rejected value for the error message; secrets and URLs that may carry passwords are not echoed. */
@@ -280,6 +283,13 @@ function toConfig(values: SettingValues, cwd: string): Config {
       google: values.OAUTH_GOOGLE_CLIENT_ID && values.OAUTH_GOOGLE_CLIENT_SECRET
         ? { clientId: values.OAUTH_GOOGLE_CLIENT_ID, clientSecret: values.OAUTH_GOOGLE_CLIENT_SECRET, issuer: values.OAUTH_GOOGLE_ISSUER }
         : null,
+    },
+    mail: {
+      smtpUrl: values.SMTP_URL,
+      from: values.MAIL_FROM,
+      sendAttempts: values.MAIL_SEND_ATTEMPTS,
+      backoffMs: values.MAIL_BACKOFF_MS,
+      retryIntervalMs: values.MAIL_RETRY_INTERVAL_SECONDS * 1000,
     },
   };
 }

@@ -123,6 +123,12 @@ export const settings = {
   OAUTH_GOOGLE_CLIENT_ID: setting(z.string().min(1).nullable(), 'the Google OAuth client id, or unset to offer no Google sign-in'),
   OAUTH_GOOGLE_CLIENT_SECRET: setting(z.string().min(1).nullable(), 'the Google OAuth client secret, or unset'),
   OAUTH_GOOGLE_ISSUER: setting(httpUrl, 'an http(s) URL: the OpenID Connect issuer (discovery at {url}/.well-known/openid-configuration)'),
+  // Mail (src/mail): SMTP when SMTP_URL is set, otherwise the mail_outbox table and the log.
+  SMTP_URL: setting(z.url({ protocol: /^smtps?$/ }).nullable(), 'an smtp:// or smtps:// URL (user and password in it if needed), or unset to keep mail in the outbox'),
+  MAIL_FROM: setting(z.string().min(3).max(320), 'a From address such as "Media service <no-reply@example.com>"'),
+  MAIL_SEND_ATTEMPTS: setting(integer(1, 10), 'an integer from 1 to 10'),
+  MAIL_BACKOFF_MS: setting(integer(0, 60_000), 'an integer from 0 to 60000 (milliseconds)'),
+  MAIL_RETRY_INTERVAL_SECONDS: setting(integer(0, 86_400), 'an integer from 0 to 86400 (0: no retry job)'),
 };
 
 export type SettingName = keyof typeof settings;

@@ -275,3 +275,24 @@ export function oauthProviderUnavailable(providerId: string): ServiceError {
 export function accountConflict(reason: 'linkedElsewhere' | 'providerLinked' | 'emailTaken' | 'taken' | 'lastSignIn', message: string, value?: string): ServiceError {
   return new ServiceError({ name: 'ConflictError', status: 409, messageKey: `error.account.${reason}`, message, value });
 }
+
+/** Why a verification token (spec 2.7, email verification) is refused; nothing changes (docs/accounts.md). */
+export type VerificationTokenRefusal = 'invalid' | 'expired' | 'used';
+
+export function verificationTokenRefused(reason: VerificationTokenRefusal): ServiceError {
+  switch (reason) {
+    case 'invalid':
+      return new ServiceError({ name: 'ForbiddenError', status: 403, messageKey: 'error.verification.tokenInvalid', message: 'The verification token is not valid' });
+    case 'expired':
+      return new ServiceError({ name: 'GoneError', status: 410, messageKey: 'error.verification.tokenExpired', message: 'The verification token has expired' });
+    case 'used':
+      return new ServiceError({ name: 'GoneError', status: 410, messageKey: 'error.verification.tokenUsed', message: 'The verification token has been used' });
+  }
+}
+
+/** An account export link that was altered (403) or is past its hour (410). */
+export function accountExportLinkRefused(reason: 'invalid' | 'expired'): ServiceError {
+  return reason === 'invalid'
+    ? new ServiceError({ name: 'ForbiddenError', status: 403, messageKey: 'error.accountExport.linkInvalid', message: 'The export link is not valid' })
+    : new ServiceError({ name: 'GoneError', status: 410, messageKey: 'error.accountExport.linkExpired', message: 'The export link has expired' });
+}

@@ -22,6 +22,7 @@ import { Migration20261124050000TeamFiles } from './Migration20261124050000TeamF
 import { Migration20261124060000Accounts } from './Migration20261124060000Accounts.ts';
 import { Migration20261124061000NotificationPreferences } from './Migration20261124061000NotificationPreferences.ts';
 import { Migration20261124070000OAuthClientState } from './Migration20261124070000OAuthClientState.ts';
+import { Migration20261124080000StorageDeletions } from './Migration20261124080000StorageDeletions.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -48,4 +49,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261124060000Accounts', class: Migration20261124060000Accounts },
   { name: 'Migration20261124061000NotificationPreferences', class: Migration20261124061000NotificationPreferences },
   { name: 'Migration20261124070000OAuthClientState', class: Migration20261124070000OAuthClientState },
+  { name: 'Migration20261124080000StorageDeletions', class: Migration20261124080000StorageDeletions },
 ];

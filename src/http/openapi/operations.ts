@@ -22,6 +22,7 @@ import { tusOperations } from './tus-operations.ts';
 import { teamFileOperations } from './team-file-operations.ts';
 import { userOperations } from './user-operations.ts';
 import { accountOperations } from './account-operations.ts';
+import { verificationOperations } from './verification-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -83,6 +84,7 @@ export const TAGS = {
   todos: 'To-do boards, to-dos and their files.',
   auth: 'Signing up, in and out.',
   users: 'The signed-in user: its record, password, sessions and teams.',
+  verification: 'Confirmations by mail: email verification, and actions (email change, ownership transfer, team and account deletion, export) confirmed by tokens.',
   operator: 'Teams, members, groups, keys, limits and users (operator secret).',
   operatorAutomations: 'The automation routes for the operator, for any team.',
   service: 'Health, metrics and this description.',
@@ -113,6 +115,7 @@ export const PATH_PARAMETERS: Record<string, z.ZodType> = {
   sessionId: z.uuid().meta({ description: 'A session of the signed-in user.' }),
   code: z.string().meta({ description: 'A launcher sign-in code\'s identifier, `XXXX-XXXX` (any case).' }),
   userId: z.uuid().meta({ description: 'A user.' }),
+  exportId: z.uuid().meta({ description: 'An account export, as its link names it.' }),
 };
 
 const jsonObject = z.record(z.string(), z.unknown());
@@ -603,6 +606,7 @@ export const operations: Record<string, OperationDoc> = {
   ...operatorOperations,
   ...userOperations,
   ...accountOperations,
+  ...verificationOperations,
   ...automationOperations('/v1/admin/teams/:teamId/automations', 'operator'),
   ...serviceOperations,
 };

@@ -6,6 +6,7 @@ import {
 } from '../../domain/notifications/notification-preference.service.ts';
 import { exchangeCodeSchema, LAUNCHER_CODE_TTL_SECONDS, startCodeSchema } from '../../domain/launcher/launcher-code.service.ts';
 import type { OperationDoc } from './operations.ts';
+import { tokenProgressSchema } from './verification-operations.ts';
 
 /** Accounts, sign-in and sessions (src/http/routes/users/, src/http/routes/admin/user-admin-routes.ts; docs/accounts.md). */
 
@@ -35,6 +36,10 @@ export const userSchema = z
     migratedId: z.string().nullable(),
   })
   .meta({ id: 'User' });
+
+export const userWithProgressSchema = userSchema
+  .extend({ verificationActionTokens: z.array(tokenProgressSchema).nullable().meta({ description: 'Unexpired tokens mailed to the user (docs/accounts.md).' }) })
+  .meta({ id: 'UserWithVerificationProgress' });
 
 export const sessionSchema = z
   .object({
@@ -135,7 +140,7 @@ export const userOperations: Record<string, OperationDoc> = {
     summary: 'The signed-in user',
     tag: 'users',
     access: 'sessionToken',
-    responses: { 200: { description: 'The user.', schema: userSchema } },
+    responses: { 200: { description: 'The user, with the progress of its verification action tokens (spec 2.5).', schema: userWithProgressSchema } },
     errors: {},
   },
   'PATCH /v1/users/me': {

@@ -1,5 +1,6 @@
 import type { CredentialService } from '../../../domain/users/credential.service.ts';
 import type { SessionService } from '../../../domain/sessions/session.service.ts';
+import type { VerificationService } from '../../../domain/verification/verification.service.ts';
 import type { UserProfileService } from '../../../domain/users/user-profile.service.ts';
 import type { NotificationPreferenceService } from '../../../domain/notifications/notification-preference.service.ts';
 import { json, noContent, type Route } from '../../types.ts';
@@ -8,10 +9,13 @@ import { requestOrigin, type userRouteBuilder } from './user-route.ts';
 /** The signed-in user's own record, password, sessions and teams. */
 export function userRoutes(
   route: ReturnType<typeof userRouteBuilder>,
-  deps: { profiles: UserProfileService; credentials: CredentialService; sessions: SessionService; notificationPreferences: NotificationPreferenceService },
+  deps: {
+    profiles: UserProfileService; credentials: CredentialService; sessions: SessionService; notificationPreferences: NotificationPreferenceService;
+    verification: VerificationService;
+  },
 ): Route[] {
   return [
-    route('GET', '/v1/users/me', async (call) => json(200, await deps.profiles.get(call.userId))),
+    route('GET', '/v1/users/me', async (call) => json(200, await deps.verification.userWithProgress(await deps.profiles.get(call.userId), call.userId))),
     route('PATCH', '/v1/users/me', async (call) => json(200, await deps.profiles.update(call.userId, await call.body()))),
     route('POST', '/v1/users/me/password', async (call) => {
       const issued = await deps.credentials.changePassword(call.userId, await call.body(), { method: 'password', ...requestOrigin(call.request) });

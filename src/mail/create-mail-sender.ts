@@ -1,0 +1,33 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { MailOutbox } from './mail-outbox.ts';
+import type { MailSender } from './mail-sender.ts';
+import { OutboxMailSender } from './outbox-mail-sender.ts';
+import { SmtpMailSender } from './smtp-mail-sender.ts';
+
+export interface MailSettings {
+  smtpUrl: string | null;
+  from: string;
+  sendAttempts: number;
+  backoffMs: number;
+  retryIntervalMs: number;
+}
+
+/** A sender with a life cycle: the SMTP sender's retry job starts and stops with the service. */
+export interface ManagedMailSender extends MailSender {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** SMTP when SMTP_URL is set, otherwise the outbox and the log. */
+export function createMailSender(orm: MikroORM, logger: Logger, settings: MailSettings): ManagedMailSender {
+  const outbox = new MailOutbox(orm);
+  const log = logger.child({ component: 'mail' });
+  if (settings.smtpUrl) {
+    return new SmtpMailSender(outbox, log, {
+      url: settings.smtpUrl, from: settings.from, attempts: settings.sendAttempts, backoffMs: settings.backoffMs, retryIntervalMs: settings.retryIntervalMs,
+    });
+  }
+  const sender = new OutboxMailSender(outbox, log);
+  return { send: (message) => sender.send(message), start: () => undefined, stop: async () => undefined };
+}

@@ -1,0 +1,4 @@
+import t from 'tap';
+import { teamDeleteFlow } from './team-delete-suite.ts';
+
+await teamDeleteFlow(t, 'fs');
