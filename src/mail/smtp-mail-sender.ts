@@ -3,6 +3,7 @@ import nodemailer, { type Transporter, type TransportOptions } from 'nodemailer'
 import type { Logger } from 'pino';
 import type { MailOutbox, OutboxRow } from './mail-outbox.ts';
 import { maskAddress, type MailMessage, type MailSender } from './mail-sender.ts';
+import { PeriodicRun } from '../timers/periodic-run.ts';
 
 export interface SmtpSettings {
   /** smtp:// or smtps:// with user and password in it when the server needs them. */
@@ -35,8 +36,7 @@ export class SmtpMailSender implements MailSender {
   private readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   private readonly settings: SmtpSettings;
   private readonly transport: Transporter;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
+  private readonly periodic: PeriodicRun;
 
   constructor(outbox: MailOutbox, logger: Pick<Logger, 'info' | 'warn' | 'error'>, settings: SmtpSettings) {
     this.outbox = outbox;
@@ -45,6 +45,7 @@ export class SmtpMailSender implements MailSender {
     this.transport = nodemailer.createTransport(settings.url, {
       connectionTimeout: TIMEOUT_MS, greetingTimeout: TIMEOUT_MS, socketTimeout: TIMEOUT_MS,
     } as TransportOptions);
+    this.periodic = new PeriodicRun(() => this.retryUnsent(), (error) => this.logger.error({ err: error }, 'mail retry failed'));
   }
 
   async send(message: MailMessage): Promise<void> {
@@ -69,20 +70,11 @@ export class SmtpMailSender implements MailSender {
   }
 
   start(): void {
-    if (this.timer || this.settings.retryIntervalMs <= 0) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.retryUnsent()
-        .catch((error: unknown) => this.logger.error({ err: error }, 'mail retry failed'))
-        .finally(() => (this.running = null));
-    }, this.settings.retryIntervalMs);
-    this.timer.unref();
+    if (this.settings.retryIntervalMs > 0) this.periodic.start(this.settings.retryIntervalMs);
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.periodic.stop();
     this.transport.close();
   }
 

@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../../logging/logger.ts';
+import { PeriodicRun } from '../../timers/periodic-run.ts';
 
 /** Rows that mean nothing once their time is past: expired sessions, sign-in codes, OAuth states, verification tokens. */
 const EXPIRING = [
@@ -19,33 +20,20 @@ const INTERVAL_MS = 10 * 60 * 1000;
 export class ExpiredRowsSweeper {
   private readonly orm: MikroORM;
   private readonly logger: Pick<Logger, 'info' | 'error'>;
-  private timer: NodeJS.Timeout | null = null;
-  private current: Promise<unknown> | null = null;
+  private readonly periodic: PeriodicRun;
 
   constructor(options: { orm: MikroORM; logger: Pick<Logger, 'info' | 'error'> }) {
     this.orm = options.orm;
     this.logger = options.logger;
+    this.periodic = new PeriodicRun(() => this.runOnce(), (error) => this.logger.error({ err: error }, 'expired rows sweep failed'));
   }
 
   start(): void {
-    if (this.timer) return;
-    const tick = () => {
-      if (this.current) return;
-      const run = this.runOnce()
-        .catch((error: unknown) => this.logger.error({ err: error }, 'expired rows sweep failed'))
-        .finally(() => {
-          if (this.current === run) this.current = null;
-        });
-      this.current = run;
-    };
-    this.timer = setInterval(tick, INTERVAL_MS);
-    this.timer.unref();
+    this.periodic.start(INTERVAL_MS);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.current?.catch(() => undefined);
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** Deletes what expired; answers how many rows per table. */

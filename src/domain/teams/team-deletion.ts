@@ -4,6 +4,7 @@ import type { ObjectStore } from '../../storage/object-store.ts';
 import type { ResumableStore } from '../../storage/resumable-store.ts';
 import type { CdnPurger } from '../media/cdn-purge.ts';
 import { mediaPath, publicMediaUrl } from '../media/media-links.ts';
+import { PeriodicRun } from '../../timers/periodic-run.ts';
 
 /**
  * Deleting a team (TEAM_DELETE) in two steps that survive a crash between them:
@@ -55,8 +56,7 @@ export class TeamDeletion {
   private readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   private readonly purger: CdnPurger | null;
   private readonly linkBaseUrl: string;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
+  private readonly periodic: PeriodicRun;
 
   constructor(options: {
     orm: MikroORM; store: ObjectStore; resumable: ResumableStore; logger: Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -68,6 +68,7 @@ export class TeamDeletion {
     this.logger = options.logger;
     this.purger = options.purger ?? null;
     this.linkBaseUrl = options.linkBaseUrl ?? '';
+    this.periodic = new PeriodicRun(() => this.drain(), (error) => this.logger.error({ err: error }, 'storage deletion drain failed'));
   }
 
   /**
@@ -134,21 +135,10 @@ export class TeamDeletion {
 
   /** Drains at once, then every `intervalMs`; failures are logged. */
   start(intervalMs = DRAIN_INTERVAL_MS): void {
-    if (this.timer) return;
-    const tick = () => {
-      if (this.running) return;
-      this.running = this.drain()
-        .catch((error: unknown) => this.logger.error({ err: error }, 'storage deletion drain failed'))
-        .finally(() => (this.running = null));
-    };
-    this.timer = setInterval(tick, intervalMs);
-    this.timer.unref();
-    tick();
+    this.periodic.start(intervalMs, { runNow: true });
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }

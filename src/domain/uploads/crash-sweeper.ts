@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ObjectStore } from '../../storage/object-store.ts';
 import type { ReservationOwner } from './storage-quota.ts';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
+import { PeriodicRun } from '../../timers/periodic-run.ts';
 
 /**
  * Crash safety (issue 6.2): what an instance killed mid-upload (SIGKILL, OOM,
@@ -95,8 +96,7 @@ export class CrashSweeper {
   private readonly owner: ReservationOwner | null;
   private readonly idempotencyKeys: CrashSweeperOptions['idempotencyKeys'];
   private readonly tus: TusSweep | null;
-  private timer: NodeJS.Timeout | null = null;
-  private current: Promise<unknown> | null = null;
+  private readonly periodic: PeriodicRun;
 
   constructor(options: CrashSweeperOptions) {
     this.orm = options.orm;
@@ -107,30 +107,17 @@ export class CrashSweeper {
     this.owner = options.owner ?? null;
     this.idempotencyKeys = options.idempotencyKeys ?? null;
     this.tus = options.tus ?? null;
+    this.periodic = new PeriodicRun(() => this.runOnce(), (error) => this.logger.error({ err: error, job: CRASH_SWEEP_JOB }, 'crash sweep failed'));
   }
 
-  /** Sweeps at once, then every `intervalMs`; failures are logged, never thrown; the timer never keeps the process alive. */
+  /** Sweeps at once, then every `intervalMs`; failures are logged, never thrown. */
   start(intervalMs = CRASH_SWEEP_INTERVAL_MS): void {
-    if (this.timer) return;
-    const tick = () => {
-      if (this.current) return; // the previous run is still going
-      const run = this.runOnce()
-        .catch((error: unknown) => this.logger.error({ err: error, job: CRASH_SWEEP_JOB }, 'crash sweep failed'))
-        .finally(() => {
-          if (this.current === run) this.current = null;
-        });
-      this.current = run;
-    };
-    this.timer = setInterval(tick, intervalMs);
-    this.timer.unref();
-    tick();
+    this.periodic.start(intervalMs, { runNow: true });
   }
 
   /** Stops the timer and waits for a run in progress. */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.current?.catch(() => undefined);
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   async runOnce(now = new Date()): Promise<CrashSweepResult> {

@@ -6,10 +6,10 @@ import type { OperationDoc } from './operations.ts';
 import { teamMemberSchema } from './schemas.ts';
 import { minimalAccountSchema, teamJoinInfoSchema } from './team-schemas.ts';
 import { issuedSessionSchema } from './user-operations.ts';
+import { JSON_BODY_ERRORS } from './common-errors.ts';
 
 /** Sign-in with Discord and Google, linked accounts, and invites of the signed-in user (src/http/routes/users/; docs/accounts.md). */
 
-const JSON_BODY_ERRORS = { 400: 'The body is not valid JSON, or a field is invalid (the Error names it in `value`).', 413: 'The body is larger than MAX_JSON_BODY_BYTES.' };
 
 const providerListSchema = z
   .object({

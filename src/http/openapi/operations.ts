@@ -23,6 +23,7 @@ import { teamFileOperations } from './team-file-operations.ts';
 import { userOperations } from './user-operations.ts';
 import { accountOperations } from './account-operations.ts';
 import { verificationOperations } from './verification-operations.ts';
+import { JSON_BODY_ERRORS } from './common-errors.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -172,7 +173,6 @@ const mediaUpdateBody = mediaUpdateSchema
 const text = (description: string) => z.string().meta({ description });
 
 const teamRoute = (permission: string) => `Needs \`${permission}\`.`;
-const JSON_BODY_ERRORS = { 400: 'The body is not valid JSON, or a field is invalid (the Error names it in `value`).', 413: 'The body is larger than MAX_JSON_BODY_BYTES.' };
 const UPLOAD_ERRORS = {
   400: 'Invalid option, tag, folder or body; folder together with folderId; no file.',
   402: 'Plan limit: file larger than maxMediaFileSize, or the team storage (maxTeamStorage) is full.',

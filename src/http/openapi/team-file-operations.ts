@@ -3,6 +3,7 @@ import { TODO_STATES } from '../../domain/todos/todo.entity.ts';
 import { createBoardSchema, createTodoSchema, updateBoardSchema, updateTodoSchema } from '../../domain/todos/todo.service.ts';
 import { uploadOptionSchemas } from '../../upload/upload-options.ts';
 import type { OperationDoc } from './operations.ts';
+import { JSON_BODY_ERRORS } from './common-errors.ts';
 
 /** Team files, to-do boards, to-dos and to-do files (src/http/routes/teams/team-file-routes.ts; docs/team-files.md). */
 
@@ -61,7 +62,6 @@ const multipartUpload = z.object({
 
 const needs = (permission: string | null, more = '') =>
   `${permission ? `Needs \`${permission}\`.` : 'Any full key of the team.'} A key with scope media:upload gets 403.${more ? ` ${more}` : ''}`;
-const JSON_BODY_ERRORS = { 400: 'The body is not valid JSON, or a field is invalid (the Error names it in `value`).', 413: 'The body is larger than MAX_JSON_BODY_BYTES.' };
 const UPLOAD_ERRORS = (what: string) => ({
   400: 'Invalid fileName or targetTeamMemberId, malformed body or base64, no file.',
   402: 'Plan limit: file larger than maxMediaFileSize, or the team storage (maxTeamStorage, shared by media, team files and to-do files) is full.',

@@ -15,13 +15,13 @@ import {
 } from './team-schemas.ts';
 import { MAX_SEARCH_LENGTH } from '../../domain/media/media.service.ts';
 import type { OperationDoc } from './operations.ts';
+import { JSON_BODY_ERRORS } from './common-errors.ts';
 
 /** The team administration routes (src/http/routes/teams), described as operations.ts describes the rest. */
 
 const base = '/v1/teams/:teamId';
 const needs = (permission: string | null, more = '') =>
   `${permission ? `Needs \`${permission}\`.` : 'Any full key of the team.'} A key with scope media:upload gets 403.${more ? ` ${more}` : ''}`;
-const JSON_BODY_ERRORS = { 400: 'The body is not valid JSON, or a field is invalid (the Error names it in `value`).', 413: 'The body is larger than MAX_JSON_BODY_BYTES.' };
 
 const GRANT_RULE = 'The caller must hold every permission it gives or takes away, and every permission of a group whose members it changes (403).';
 

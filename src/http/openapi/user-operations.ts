@@ -7,12 +7,12 @@ import {
 import { exchangeCodeSchema, LAUNCHER_CODE_TTL_SECONDS, startCodeSchema } from '../../domain/launcher/launcher-code.service.ts';
 import type { OperationDoc } from './operations.ts';
 import { tokenProgressSchema } from './verification-operations.ts';
+import { JSON_BODY_ERRORS } from './common-errors.ts';
 
 /** Accounts, sign-in and sessions (src/http/routes/users/, src/http/routes/admin/user-admin-routes.ts; docs/accounts.md). */
 
 const id = z.uuid();
 const timestamp = z.iso.datetime();
-const JSON_BODY_ERRORS = { 400: 'The body is not valid JSON, or a field is invalid (the Error names it in `value`).', 413: 'The body is larger than MAX_JSON_BODY_BYTES.' };
 
 export const userSchema = z
   .object({

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { ACTION_TYPES, EMAIL_VERIFY } from '../../domain/verification/verification-token.ts';
 import { confirmSchema, emailChangeSchema, ownershipTransferSchema } from '../../domain/verification/verification.service.ts';
 import type { OperationDoc } from './operations.ts';
+import { JSON_BODY_ERRORS } from './common-errors.ts';
 
 /** Verification action tokens, email verification, account actions and exports (src/http/routes/users/verification-routes.ts; docs/accounts.md). */
 
 const id = z.uuid();
 const timestamp = z.iso.datetime();
-const JSON_BODY_ERRORS = { 400: 'The body is not valid JSON, or a field is invalid (the Error names it in `value`).', 413: 'The body is larger than MAX_JSON_BODY_BYTES.' };
 const TOKEN_ERRORS = {
   403: 'No such token (error.verification.tokenInvalid).',
   410: 'The token was used, or its action ran (error.verification.tokenUsed), or it expired (error.verification.tokenExpired).',
