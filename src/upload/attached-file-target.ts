@@ -91,7 +91,7 @@ export class AttachedFileUploadTarget implements UploadTarget<AttachedFileCreate
     const name = fileName;
     return {
       contentType,
-      fingerprint: null, // team and to-do file routes take no Idempotency-Key
+      fingerprint: () => null, // team and to-do file routes take no Idempotency-Key
       commit: (stored: StoredUpload) =>
         this.files.commit(kind, {
           teamId: principal.teamId, fileId: stored.id, storageKey: stored.storageKey, uploaderMemberId: principal.memberId, attachId, fileName: name,

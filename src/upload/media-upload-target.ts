@@ -81,7 +81,7 @@ export class MediaUploadTarget implements UploadTarget<MediaCreated> {
     if (blocked) throw unsupportedMediaType(`Blocked file type: ${blocked}`, blocked);
     const contentType = resolveContentType(received.sniffedType, received.file.declaredType, fileName);
     const { principal, route } = this;
-    const fingerprint = uploadFingerprint(route, { options, fileName, contentType }, received);
+    const fingerprint = () => uploadFingerprint(route, { options, fileName, contentType }, received);
     return {
       contentType,
       fingerprint,
@@ -89,7 +89,7 @@ export class MediaUploadTarget implements UploadTarget<MediaCreated> {
         this.committer.commit({
           teamId: principal.teamId, keyId: principal.keyId, mediaId: stored.id, storageKey: stored.storageKey, fileName, contentType, size: received.size,
           hash: received.hash, tags: options.tags, public: options.public, routeDefaultPublic: route !== 'json', folderId: options.folderId,
-          folderPath: options.folderPath, idempotency: claim && { claim, fingerprint },
+          folderPath: options.folderPath, idempotency: claim && { claim, fingerprint: fingerprint() },
         }),
     };
   }

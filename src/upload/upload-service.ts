@@ -240,7 +240,7 @@ export class UploadService {
         },
         commit: async (received, writer): Promise<unknown> =>
           fingerprintOnly
-            ? this.accept(prepared, received).fingerprint
+            ? this.accept(prepared, received).fingerprint()
             : this.commit(prepared, { id: mediaId, storageKey }, received, writer, request),
         // Time paused by us (storage or quota behind) is not the client's idle time.
         pauseBody: () => {

@@ -18,8 +18,11 @@ export interface CommittedUpload {
 export interface AcceptedUpload<Result extends CommittedUpload> {
   /** The type the file is stored as (an upload URL's type limit is checked against it). */
   contentType: string;
-  /** What an idempotent retry of this upload must match (see uploadFingerprint); null when the kind takes no Idempotency-Key. */
-  fingerprint: string | null;
+  /**
+   * What an idempotent retry of this upload must match (see uploadFingerprint); null when the kind
+   * takes no Idempotency-Key. Computed on demand: an upload without a key never needs it.
+   */
+  fingerprint(): string | null;
   /**
    * Runs once the bytes are durable: moves the size into the team's counted storage in the
    * statement or transaction that writes the file's row, against the same limits (402 when the

@@ -447,6 +447,25 @@ t.test('destroy() from a callback stops everything', (t) => {
   t.end();
 });
 
+t.test('Base64StreamDecoder: the URL-safe alphabet is refused in the padded last quantum too, whole or split', (t) => {
+  for (const text of ['QUJD-w==', 'QUJDRA_=', 'QU-=', 'Q_==', 'QUJDRA=A', 'QUJD=QUJD', 'QQ===']) {
+    for (let at = 0; at <= text.length; at++) {
+      const decoder = new Base64StreamDecoder(() => {});
+      t.throws(() => {
+        decoder.write(text.slice(0, at));
+        decoder.write(text.slice(at));
+        decoder.end();
+      }, { message: 'file is not valid base64', status: 400 }, `${text} split at ${at}`);
+    }
+  }
+  const out: Buffer[] = [];
+  const decoder = new Base64StreamDecoder((bytes) => out.push(bytes));
+  for (const piece of ['QUJD', 'RA', '=', '=']) decoder.write(piece);
+  decoder.end();
+  t.same(Buffer.concat(out), Buffer.from('ABCD'));
+  t.end();
+});
+
 t.test('Base64StreamDecoder: random whitespace and random splits decode exactly; one bad character anywhere is refused', (t) => {
   const random = prng(42);
   for (let round = 0; round < 300; round++) {
@@ -467,7 +486,8 @@ t.test('Base64StreamDecoder: random whitespace and random splits decode exactly;
 
     if (text.replace(/\s/g, '').length === 0) continue;
     const at = Math.floor(random() * text.length);
-    const broken = text.slice(0, at) + '*' + text.slice(at + 1);
+    // '-' and '_' are what Node's own decoder would quietly take (the URL-safe alphabet).
+    const broken = text.slice(0, at) + ['*', '-', '_'][round % 3] + text.slice(at + 1);
     const refused = new Base64StreamDecoder(() => {});
     t.throws(() => {
       for (const piece of [broken.slice(0, at), broken.slice(at)]) refused.write(piece);

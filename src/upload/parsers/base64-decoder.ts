@@ -3,7 +3,8 @@ import { badRequest } from '../../errors/errors.ts';
 const NON_ALPHABET = /[^A-Za-z0-9+/]/;
 const WHITESPACE_ALL = /[\r\n ]+/g;
 const ONLY_PADDING = /^=+$/;
-const EQUALS = 0x3d;
+/** The last quantum, whole or still arriving: 2-3 alphabet characters, then its '='s. */
+const FINAL_QUANTUM = /^[A-Za-z0-9+/]{2,3}=*$/;
 
 export function invalidBase64(): Error {
   return badRequest('file is not valid base64', 'file');
@@ -47,11 +48,14 @@ export class Base64StreamDecoder {
       this.afterPadding(text);
       return;
     }
-    const s = this.carry.length > 0 ? this.carry + text : text;
-    // The fast path: plain alphabet. Whitespace (MIME line breaks) and padding take the slow one.
-    if (this.decodeWhole(s)) return;
-    const compact = s.replace(WHITESPACE_ALL, '');
-    if (compact.length === s.length || !this.decodeWhole(compact)) this.decodePadded(compact);
+    const joined = this.carry.length > 0 ? this.carry + text : text;
+    // Native scans decide the path, so a text is decoded once and never run through a regular
+    // expression whole: whitespace (MIME line breaks) is stripped only when there is some, and
+    // only a text holding the padding takes the padded path (every upload's last piece whose
+    // size is not a multiple of 3).
+    const s = hasWhitespace(joined) ? joined.replace(WHITESPACE_ALL, '') : joined;
+    if (s.indexOf('=') !== -1) this.decodePadded(s);
+    else if (!this.decodeWhole(s)) throw invalidBase64();
   }
 
   end(): void {
@@ -76,13 +80,13 @@ export class Base64StreamDecoder {
     return true;
   }
 
-  /** `s` has no whitespace and is not plain alphabet: valid only as data ending in the padded final quantum. */
+  /** `s` has no whitespace and holds a '=': valid only as data ending in the padded final quantum. */
   private decodePadded(s: string): void {
-    const bad = s.search(NON_ALPHABET);
-    if (bad === -1 || s.charCodeAt(bad) !== EQUALS || !ONLY_PADDING.test(s.slice(bad))) throw invalidBase64();
-    const quantumStart = bad - (bad % 4);
+    const padding = s.indexOf('=');
+    if (!ONLY_PADDING.test(s.slice(padding))) throw invalidBase64();
+    const quantumStart = padding - (padding % 4);
     // A final quantum holds 2 or 3 data characters before its padding.
-    if (bad - quantumStart < 2) throw invalidBase64();
+    if (padding - quantumStart < 2) throw invalidBase64();
     if (quantumStart > 0) {
       const bytes = decodePlain(s.slice(0, quantumStart));
       if (bytes === null) throw invalidBase64();
@@ -102,7 +106,7 @@ export class Base64StreamDecoder {
 
   /** `quantum` is 2-3 alphabet characters then '='s; decodes it once it is 4 characters long. */
   private takeFinalQuantum(quantum: string): void {
-    if (quantum.length > 4) throw invalidBase64();
+    if (quantum.length > 4 || !FINAL_QUANTUM.test(quantum)) throw invalidBase64();
     if (quantum.length < 4) {
       this.carry = quantum;
       return;
@@ -112,4 +116,8 @@ export class Base64StreamDecoder {
     if (bytes.length !== (quantum.endsWith('==') ? 1 : 2)) throw invalidBase64();
     this.onBytes(bytes);
   }
+}
+
+function hasWhitespace(text: string): boolean {
+  return text.indexOf('\n') !== -1 || text.indexOf('\r') !== -1 || text.indexOf(' ') !== -1;
 }
