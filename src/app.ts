@@ -279,7 +279,10 @@ export class Backend {
         sessions,
         credentials: new CredentialService({
           orm, sessions, throttles: signInThrottles, signUpEnabled: config.accounts.signUpEnabled,
-          onSignedUp: (user) => verification.sendEmailVerification(user.id),
+          // The user exists and is signed in by now: a verification mail that could not be queued is logged (the user can ask
+          // for another), never turned into an error answer that would make the client sign up again into a 409.
+          onSignedUp: (user) => verification.sendEmailVerification(user.id)
+            .catch((error: unknown) => logger.error({ err: error, userId: user.id }, 'email verification mail not queued')),
         }),
         profiles: new UserProfileService({ orm, sessions, authCache: authenticator, usernameCooldownSeconds: config.accounts.usernameChangeCooldownSeconds }),
         signInThrottles,

@@ -1,3 +1,4 @@
+import pino from 'pino';
 import t from 'tap';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -266,6 +267,21 @@ t.test('global permissions are set by the operator and grant nothing in teams', 
   expectError(t, await server.admin('PUT', `/v1/admin/users/${user.userId}/permissions`, { permissions: ['Not Valid'] }), 400, 'error.badRequest');
   const team = await server.createTeam('Global');
   expectError(t, await server.media('GET', `/v1/cdn/media/${team.teamId}`, user.token), 401, 'error.unauthorized');
+});
+
+t.test('a verification mail that cannot be queued is logged; the sign-up still answers 201 and signs in', async (t) => {
+  const logged: any[] = [];
+  const logging = await startTestServer(t, { logger: pino({ level: 'error' }, { write: (line: string) => void logged.push(JSON.parse(line)) }) });
+  const client = await connectPg(logging.databaseUrl);
+  await client.query('alter table mail_outbox rename to mail_outbox_away');
+  try {
+    const user = await signUp(logging);
+    t.equal((await me(user.token, logging)).status, 200);
+    t.match(logged, [{ msg: 'email verification mail not queued', userId: user.userId }]);
+  } finally {
+    await client.query('alter table mail_outbox_away rename to mail_outbox');
+    await client.end();
+  }
 });
 
 t.test('sign-up can be closed', async (t) => {
