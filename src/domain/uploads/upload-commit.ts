@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { idempotencyInFlight, notFound, teamLimit } from '../../errors/errors.ts';
 import type { IdempotencyClaim } from '../idempotency/idempotency-keys.ts';
 import { ensureFolderPath, findFolder, findFolderPath, type FolderRef } from '../folders/folder-resolver.ts';
@@ -49,22 +49,32 @@ export class UploadCommitter {
   }
 
   async commit(upload: CompletedUpload) {
-    const em = this.deps.orm.em.fork();
     const { teamId, folderPath } = upload;
-    // An existing folder path is read without a lock; only a missing one needs the
-    // folder-creating transaction (which then commits the upload with it).
-    const existing = folderPath ? await findFolderPath(em, teamId, folderPath) : null;
-    if (folderPath && !existing) {
-      return em.transactional(async (tx) => {
-        const folder = await ensureFolderPath(tx, teamId, folderPath);
-        const { record, view } = this.record(upload, folder);
-        const [outcome] = await commitUploads(tx, teamId, [record]);
-        return this.answer(upload, folder, view, outcome!);
-      });
-    }
-    const folder = existing ?? (upload.folderId ? await findFolder(em, teamId, upload.folderId) : null);
+    // Only an upload into a folder reads anything first: an EntityManager is forked for it alone
+    // (a fork costs more than the rest of a small upload's commit).
+    const folder = folderPath || upload.folderId ? await this.resolveFolder(upload) : null;
+    if (folder && 'missingPath' in folder) return this.commitCreatingPath(upload, folder.em, folder.missingPath);
     const { record, view } = this.record(upload, folder);
     return this.answer(upload, folder, view, await this.deps.groupCommit.commit(record));
+  }
+
+  /** The upload's folder; for a path that does not exist yet, what creating it needs. */
+  private async resolveFolder(upload: CompletedUpload): Promise<FolderRef | { em: EntityManager; missingPath: string[] }> {
+    const em = this.deps.orm.em.fork();
+    const { teamId, folderPath } = upload;
+    if (!folderPath) return findFolder(em, teamId, upload.folderId!);
+    // An existing folder path is read without a lock; only a missing one needs the
+    // folder-creating transaction (which then commits the upload with it).
+    return (await findFolderPath(em, teamId, folderPath)) ?? { em, missingPath: folderPath };
+  }
+
+  private commitCreatingPath(upload: CompletedUpload, em: EntityManager, folderPath: string[]) {
+    return em.transactional(async (tx) => {
+      const folder = await ensureFolderPath(tx, upload.teamId, folderPath);
+      const { record, view } = this.record(upload, folder);
+      const [outcome] = await commitUploads(tx, upload.teamId, [record]);
+      return this.answer(upload, folder, view, outcome!);
+    });
   }
 
   private record(upload: CompletedUpload, folder: FolderRef | null) {
