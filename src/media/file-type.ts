@@ -257,9 +257,11 @@ function sniffMpegFrame(head: Uint8Array): string | null {
   return 'audio/mpeg';
 }
 
+const ID3 = ascii('ID3');
+
 /** ID3v2 tag (MP3): 'ID3', major version 2-4, revision byte. */
 function sniffId3(head: Uint8Array): string | null {
-  return head.length >= 10 && startsWith(head, ascii('ID3')) && head[3]! >= 2 && head[3]! <= 4 && head[4] !== 0xff ? 'audio/mpeg' : null;
+  return head.length >= 10 && startsWith(head, ID3) && head[3]! >= 2 && head[3]! <= 4 && head[4] !== 0xff ? 'audio/mpeg' : null;
 }
 
 function sniffBinaryLabel(head: Uint8Array): string | null {
