@@ -207,7 +207,6 @@ export class Backend {
         keys: new ApiKeyAuthenticator({
           orm,
           cacheSeconds: config.apiKeyCacheSeconds,
-          failures: authFailures,
           onLookup: (found) => metrics.apiKeyLookups.inc({ result: found ? 'found' : 'missing' }),
         }),
         sessions: new SessionAuthenticator({
@@ -281,8 +280,8 @@ export class Backend {
           orm, sessions, throttles: signInThrottles, signUpEnabled: config.accounts.signUpEnabled,
           // The user exists and is signed in by now: a verification mail that could not be queued is logged (the user can ask
           // for another), never turned into an error answer that would make the client sign up again into a 409.
-          onSignedUp: (user) => verification.sendEmailVerification(user.id)
-            .catch((error: unknown) => logger.error({ err: error, userId: user.id }, 'email verification mail not queued')),
+          onSignedUp: (userId) => verification.sendEmailVerification(userId)
+            .catch((error: unknown) => logger.error({ err: error, userId }, 'email verification mail not queued')),
         }),
         profiles: new UserProfileService({ orm, sessions, authCache: authenticator, usernameCooldownSeconds: config.accounts.usernameChangeCooldownSeconds }),
         signInThrottles,

@@ -1,5 +1,4 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { ServiceError } from '../errors/service-error.ts';
 import { unauthorized } from '../errors/errors.ts';
 import { allPermissions } from './permissions.ts';
 import { apiKeyMatches, apiKeyPrefix } from './api-key-secret.ts';
@@ -9,12 +8,6 @@ import { bearerToken } from './bearer-token.ts';
 const MAX_CACHED_KEYS = 50_000;
 /** Unknown prefixes remembered; a flood of distinct ones evicts the oldest (the failure throttle bounds that flood). */
 const MAX_MISSED_PREFIXES = 10_000;
-
-/** Counts failed authentications per client address and refuses an address past its budget with 429. */
-export interface FailureThrottle {
-  refuseIfExhausted(client: string): Promise<void>;
-  count(client: string): Promise<void>;
-}
 
 interface CachedKey {
   principal: Principal;
@@ -57,8 +50,6 @@ export interface ApiKeyAuthenticatorOptions {
   orm: MikroORM;
   cacheSeconds: number;
   now?: () => number;
-  /** Failed authentications per client address; none: no throttling. */
-  failures?: FailureThrottle;
   /** Called once per database lookup of a prefix, with whether a usable key was found (metrics). */
   onLookup?: (found: boolean) => void;
 }
@@ -72,9 +63,7 @@ export interface ApiKeyAuthenticatorOptions {
  * Prefixes that found no usable key are remembered too (bounded, same
  * lifetime), so repeating a miss does not reach the database; any team change
  * forgets them all, since a new or reactivated key may carry such a prefix.
- * With a FailureThrottle, every failed authentication counts against the
- * client's address, and an address past its budget is refused with 429 before
- * anything is looked up.
+ * Failed authentications are throttled per client address by Authenticator.
  */
 export class ApiKeyAuthenticator {
   private readonly orm: MikroORM;
@@ -85,7 +74,6 @@ export class ApiKeyAuthenticator {
   private readonly misses = new Map<string, number>();
   /** Lookups under way: concurrent requests for one prefix share one query, unless an invalidation came after it started. */
   private readonly loading = new Map<string, { generation: number; result: Promise<CachedKey | null> }>();
-  private readonly failures: FailureThrottle | null;
   private readonly onLookup: (found: boolean) => void;
   /** Bumped by every invalidation, so a load that raced one is not cached. */
   private generation = 0;
@@ -94,23 +82,18 @@ export class ApiKeyAuthenticator {
     this.orm = options.orm;
     this.cacheMs = options.cacheSeconds * 1000;
     this.now = options.now ?? Date.now;
-    this.failures = options.failures ?? null;
     this.onLookup = options.onLookup ?? (() => undefined);
   }
 
-  /**
-   * The principal of the `Authorization` header. `client` (the remote address)
-   * is what failures are counted against: 429 once it is past its budget.
-   */
-  async authenticate(authorization: string | undefined, client?: string): Promise<Principal> {
-    if (client === undefined || !this.failures) return this.verify(authorization);
-    await this.failures.refuseIfExhausted(client);
-    try {
-      return await this.verify(authorization);
-    } catch (error) {
-      if (error instanceof ServiceError && error.status === 401) await this.failures.count(client);
-      throw error;
-    }
+  /** The principal of the `Authorization` header (failed attempts are throttled by the caller, Authenticator). */
+  async authenticate(authorization: string | undefined): Promise<Principal> {
+    const key = bearerToken(authorization);
+    const prefix = key ? apiKeyPrefix(key) : null;
+    if (!key || !prefix) throw unauthorized(key ? 'Malformed API key' : authorizationProblem(authorization));
+    const cached = this.cache.get(prefix);
+    const entry = cached && cached.expiresAt > this.now() ? cached : this.knownMiss(prefix) ? null : await this.loadOnce(prefix);
+    if (!entry || !apiKeyMatches(key, entry.secretHash)) throw unauthorized('Invalid API key');
+    return entry.principal;
   }
 
   invalidateTeam(teamId: string): void {
@@ -126,16 +109,6 @@ export class ApiKeyAuthenticator {
     this.generation++;
     this.cache.clear();
     this.misses.clear();
-  }
-
-  private async verify(authorization: string | undefined): Promise<Principal> {
-    const key = bearerToken(authorization);
-    const prefix = key ? apiKeyPrefix(key) : null;
-    if (!key || !prefix) throw unauthorized(key ? 'Malformed API key' : authorizationProblem(authorization));
-    const cached = this.cache.get(prefix);
-    const entry = cached && cached.expiresAt > this.now() ? cached : this.knownMiss(prefix) ? null : await this.loadOnce(prefix);
-    if (!entry || !apiKeyMatches(key, entry.secretHash)) throw unauthorized('Invalid API key');
-    return entry.principal;
   }
 
   private knownMiss(prefix: string): boolean {

@@ -1,6 +1,6 @@
-import { ServiceError } from '../errors/service-error.ts';
 import { unauthorized } from '../errors/errors.ts';
-import type { ApiKeyAuthenticator, FailureThrottle } from './api-key-authenticator.ts';
+import type { ApiKeyAuthenticator } from './api-key-authenticator.ts';
+import { isUnauthorized, throttledAttempt, type FailureThrottle } from './failure-throttle.ts';
 import type { AuthCache } from './auth-changes.ts';
 import type { Principal } from './principal.ts';
 import type { SessionAuthenticator, SessionIdentity } from './session-authenticator.ts';
@@ -27,8 +27,8 @@ export class Authenticator implements AuthCache {
   /** The principal acting on `teamId`: 401 for a bad credential, a key of another team, or a user who is not a member. */
   async authenticate(authorization: string | undefined, client: string, teamId: string): Promise<Principal> {
     const token = bearerToken(authorization);
-    if (token === null || !isSessionToken(token)) return this.keys.authenticate(authorization, client);
-    const identity = await this.counted(client, () => this.sessions.identify(token));
+    if (token === null || !isSessionToken(token)) return throttledAttempt(this.failures, client, isUnauthorized, () => this.keys.authenticate(authorization));
+    const identity = await throttledAttempt(this.failures, client, isUnauthorized, () => this.sessions.identify(token));
     // A live session of a user who is not a member is no failed authentication, as a key of another team is none.
     return this.sessions.principalOn(identity, teamId);
   }
@@ -39,7 +39,7 @@ export class Authenticator implements AuthCache {
     if (token === null || !isSessionToken(token)) {
       throw unauthorized('This route needs a session token: send the header Authorization: Bearer <session token>');
     }
-    return this.counted(client, () => this.sessions.identify(token));
+    return throttledAttempt(this.failures, client, isUnauthorized, () => this.sessions.identify(token));
   }
 
   invalidateTeam(teamId: string): void {
@@ -54,15 +54,5 @@ export class Authenticator implements AuthCache {
   invalidateAll(): void {
     this.keys.invalidateAll();
     this.sessions.invalidateAll();
-  }
-
-  private async counted<T>(client: string, attempt: () => Promise<T>): Promise<T> {
-    await this.failures.refuseIfExhausted(client);
-    try {
-      return await attempt();
-    } catch (error) {
-      if (error instanceof ServiceError && error.status === 401) await this.failures.count(client);
-      throw error;
-    }
   }
 }

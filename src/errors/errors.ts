@@ -233,6 +233,11 @@ export function userDisabled(): ServiceError {
   return new ServiceError({ name: 'ForbiddenError', status: 403, messageKey: 'error.user.disabled', message: 'The user is disabled' });
 }
 
+/** SIGN_UP_ENABLED=false: nobody may create a user through sign-up. */
+export function signUpClosed(): ServiceError {
+  return new ServiceError({ name: 'ForbiddenError', status: 403, messageKey: 'error.user.signUpClosed', message: 'Sign-up is closed on this service' });
+}
+
 /** An email address or username that another user has (compared case-insensitively). */
 export function userTaken(field: 'email' | 'username'): ServiceError {
   return new ServiceError({

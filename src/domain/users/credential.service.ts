@@ -1,10 +1,9 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import type { FailureThrottle } from '../../auth/api-key-authenticator.ts';
+import type { FailureThrottle } from '../../auth/failure-throttle.ts';
 import { decoyHash, hashPassword, verifyPassword } from '../../auth/password-hash.ts';
-import { ServiceError } from '../../errors/service-error.ts';
-import { forbidden, unauthorized, userTaken } from '../../errors/errors.ts';
+import { forbidden, signUpClosed, unauthorized, userTaken } from '../../errors/errors.ts';
 import { Account, CREDENTIAL_PROVIDER } from '../accounts/account.entity.ts';
 import type { IssuedSession, SessionOrigin, SessionService } from '../sessions/session.service.ts';
 import { parseInput } from '../validation.ts';
@@ -43,11 +42,11 @@ export class CredentialService {
   private readonly sessions: SessionService;
   private readonly throttles: SignInThrottles;
   private readonly signUpEnabled: boolean;
-  /** Called with a user just signed up (the email verification mail). */
-  private readonly onSignedUp: (user: User) => Promise<void>;
+  /** Called with the id of a user just signed up (the email verification mail). */
+  private readonly onSignedUp: (userId: string) => Promise<void>;
 
   constructor(options: {
-    orm: MikroORM; sessions: SessionService; throttles: SignInThrottles; signUpEnabled: boolean; onSignedUp?: (user: User) => Promise<void>;
+    orm: MikroORM; sessions: SessionService; throttles: SignInThrottles; signUpEnabled: boolean; onSignedUp?: (userId: string) => Promise<void>;
   }) {
     this.orm = options.orm;
     this.sessions = options.sessions;
@@ -57,26 +56,25 @@ export class CredentialService {
   }
 
   async signUp(input: unknown, origin: SessionOrigin): Promise<IssuedSession> {
-    if (!this.signUpEnabled) throw new ServiceError({ name: 'ForbiddenError', status: 403, messageKey: 'error.user.signUpClosed', message: 'Sign-up is closed on this service' });
+    if (!this.signUpEnabled) throw signUpClosed();
     const fields = parseInput(signUpSchema, input);
     const hash = await hashPassword(fields.password);
-    let created: User | null = null;
+    let issued: IssuedSession;
     try {
-      const issued = await this.orm.em.fork().transactional(async (em) => {
+      issued = await this.orm.em.fork().transactional(async (em) => {
         await this.refuseTaken(em, fields.email, fields.username);
         const user = em.create(User, { email: fields.email, username: fields.username, permissions: [] });
         em.create(Account, { user, type: CREDENTIAL_PROVIDER, providerId: CREDENTIAL_PROVIDER, accountId: user.id, password: hash });
         await em.flush();
-        created = user;
         return this.sessions.issue(user.id, origin, em);
       });
-      await this.onSignedUp(created!);
-      return issued;
     } catch (error) {
       // Two sign-ups racing for one address or name: the unique indexes decide.
       if (error instanceof UniqueConstraintViolationException) throw userTaken(takenField(error));
       throw error;
     }
+    await this.onSignedUp(issued.user.id);
+    return issued;
   }
 
   async signIn(input: unknown, origin: SessionOrigin & { ip: string }): Promise<IssuedSession> {

@@ -1,4 +1,4 @@
-import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
+import type { FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { ApiKeyService } from '../../../domain/api-keys/api-key.service.ts';
 import type { MemberService } from '../../../domain/members/member.service.ts';
 import type { TeamService } from '../../../domain/teams/team.service.ts';

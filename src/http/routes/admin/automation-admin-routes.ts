@@ -1,4 +1,4 @@
-import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
+import type { FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { AutomationService } from '../../../domain/automations/automation.service.ts';
 import { requireOperator } from '../../guards.ts';
 import type { Route } from '../../types.ts';

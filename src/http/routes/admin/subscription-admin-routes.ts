@@ -1,4 +1,4 @@
-import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
+import type { FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { SubscriptionService } from '../../../domain/subscriptions/subscription.service.ts';
 import { requireOperator } from '../../guards.ts';
 import { json, type Handler, type HttpRequest, type Route } from '../../types.ts';

@@ -1,4 +1,4 @@
-import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
+import type { FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { UserProfileService } from '../../../domain/users/user-profile.service.ts';
 import { requireOperator } from '../../guards.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';

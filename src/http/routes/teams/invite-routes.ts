@@ -1,4 +1,4 @@
-import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
+import type { FailureThrottle } from '../../../auth/failure-throttle.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import type { InviteService } from '../../../domain/invites/invite.service.ts';
 import { requireOperator } from '../../guards.ts';

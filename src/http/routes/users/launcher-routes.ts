@@ -1,7 +1,6 @@
 import type { Authenticator } from '../../../auth/authenticator.ts';
-import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
+import { throttledAttempt, type FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { LauncherCodeService } from '../../../domain/launcher/launcher-code.service.ts';
-import { ServiceError } from '../../../errors/service-error.ts';
 import { json, type Route } from '../../types.ts';
 import { requestOrigin, type userRouteBuilder } from './user-route.ts';
 
@@ -32,14 +31,9 @@ export function launcherRoutes(
       method: 'POST',
       pattern: '/v1/auth/launcher/token',
       handler: async (request) => {
-        await deps.authFailures.refuseIfExhausted(request.remoteAddress);
-        const body = await request.body.json(deps.maxJsonBodyBytes);
-        try {
-          return json(200, await deps.launcherCodes.exchange(body, { method: 'launcher', ...requestOrigin(request) }), { 'Cache-Control': 'no-store' });
-        } catch (error) {
-          if (error instanceof ServiceError && error.status === 400) await deps.authFailures.count(request.remoteAddress);
-          throw error;
-        }
+        const issued = await throttledAttempt(deps.authFailures, request.remoteAddress, (error) => error.status === 400, async () =>
+          deps.launcherCodes.exchange(await request.body.json(deps.maxJsonBodyBytes), { method: 'launcher', ...requestOrigin(request) }));
+        return json(200, issued, { 'Cache-Control': 'no-store' });
       },
     },
   ];

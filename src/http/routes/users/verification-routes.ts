@@ -1,6 +1,5 @@
-import type { FailureThrottle } from '../../../auth/api-key-authenticator.ts';
+import { throttledAttempt, type FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { VerificationService } from '../../../domain/verification/verification.service.ts';
-import { ServiceError } from '../../../errors/service-error.ts';
 import { json, type HttpRequest, type Route } from '../../types.ts';
 import type { userRouteBuilder } from './user-route.ts';
 
@@ -15,14 +14,8 @@ export interface VerificationRouteDeps {
  * A public route whose body carries a token: a client address that keeps sending wrong, used or
  * expired tokens is refused with 429 like one that keeps sending wrong keys.
  */
-async function withTokenThrottle<T>(request: HttpRequest, failures: FailureThrottle, run: () => Promise<T>): Promise<T> {
-  await failures.refuseIfExhausted(request.remoteAddress);
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof ServiceError && error.messageKey.startsWith('error.verification.token')) await failures.count(request.remoteAddress);
-    throw error;
-  }
+function withTokenThrottle<T>(request: HttpRequest, failures: FailureThrottle, run: () => Promise<T>): Promise<T> {
+  return throttledAttempt(failures, request.remoteAddress, (error) => error.messageKey.startsWith('error.verification.token'), run);
 }
 
 /** Verification action tokens (spec 2.7), email verification and the account export download (docs/accounts.md). */
