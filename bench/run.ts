@@ -4,7 +4,8 @@
  *   --quick                 a one-minute subset (screenshot, log, large multipart; pool micro-benchmark)
  *   --only <a,b,...>        scenarios or groups: screenshot, screenshot-2mib, log, mixed, large (large-multipart,
  *                           large-json), memory (memory-250mb, memory-64x2mib), admission, sweep, pool,
- *                           processes (screenshot and log against HTTP_PROCESSES=1 and 2 side by side)
+ *                           processes (screenshot and log against HTTP_PROCESSES=1 and 2 side by side),
+ *                           concurrency (screenshot, log and 2 MiB against UPLOAD_CONCURRENCY=16, 32, 64)
  *   --driver fs|s3          one storage driver only (default: both)
  *   --own-s3                start a private Ceph RGW for this run (scripts/s3-test-server.sh with
  *                           its own directory and ports: $BENCH_OWN_S3_PORT, default 7490, and
@@ -47,7 +48,7 @@ import type { PoolVsInlineResult } from './pool-vs-inline.ts';
 
 const THROUGHPUT = ['screenshot', 'screenshot-2mib', 'log', 'mixed', 'large-multipart', 'large-json'] as const;
 const MEMORY = ['memory-250mb', 'memory-64x2mib'] as const;
-const ALL = [...THROUGHPUT, ...MEMORY, 'admission', 'sweep', 'processes', 'pool'] as const;
+const ALL = [...THROUGHPUT, ...MEMORY, 'admission', 'sweep', 'processes', 'concurrency', 'pool'] as const;
 type ScenarioName = (typeof ALL)[number];
 const GROUPS: Record<string, ScenarioName[]> = {
   large: ['large-multipart', 'large-json'],
@@ -282,11 +283,15 @@ export interface SweepRecord {
   skipped?: string;
 }
 
-/** The screenshot or log workload against the service started with HTTP_PROCESSES=processes. */
+/** A workload against the service started with one value of a setting (see COMPARISONS). */
 export interface ScalingRecord {
   driver: Driver;
-  scenario: 'screenshot' | 'log';
-  processes: number;
+  scenario: 'screenshot' | 'log' | 'screenshot-2mib';
+  /** The setting compared and its value; absent in reports written before other settings than HTTP_PROCESSES were compared. */
+  setting?: string;
+  value?: string;
+  /** HTTP_PROCESSES of the row, when that is the setting compared. */
+  processes?: number;
   summary: Summary | null;
   /** CPU seconds of the service's whole process tree per second of the phases: the cores it kept busy. */
   coresBusy: number | null;
@@ -693,45 +698,60 @@ async function admissionScenarios(ctx: DriverContext): Promise<void> {
   }
 }
 
-const PROCESS_COUNTS = [1, 2];
+/** A comparison of service settings: the same workloads against one service per setting, side by side. */
+interface SettingsComparison {
+  name: 'processes' | 'concurrency';
+  /** The variable compared; the first value is the baseline of the "vs" column. */
+  setting: string;
+  values: string[];
+  workloads: ScalingRecord['scenario'][];
+}
+
+const COMPARISONS: SettingsComparison[] = [
+  { name: 'processes', setting: 'HTTP_PROCESSES', values: ['1', '2'], workloads: ['screenshot', 'log'] },
+  // The default first. Chooses UPLOAD_CONCURRENCY: small uploads spend most of their life waiting
+  // on fsyncs and the commit, so the number running at once bounds their throughput.
+  { name: 'concurrency', setting: 'UPLOAD_CONCURRENCY', values: ['16', '32', '64'], workloads: ['screenshot', 'log', 'screenshot-2mib'] },
+];
 
 /**
- * The processes rows: the screenshot and log workloads against two services started side by side,
- * one with HTTP_PROCESSES=1 and one with 2, alternating phase by phase so that drift in the
- * machine's load hits both alike. CPU and RSS are of each service's whole process tree.
+ * The settings rows: workloads against services started side by side, one per value of the
+ * setting (HTTP_PROCESSES 1 and 2; UPLOAD_CONCURRENCY 16, 32 and 64), alternating phase by phase so
+ * that drift in the machine's load hits all alike. CPU and RSS are of each service's whole process tree.
  */
-async function processesScenario(driver: Driver): Promise<void> {
-  const workloads = SCENARIOS.filter((scenario): scenario is ScenarioDef & { name: ScalingRecord['scenario'] } => scenario.name === 'screenshot' || scenario.name === 'log');
-  log(`processes (${driver}): ${workloads.map((w) => w.title).join('; ')}, at HTTP_PROCESSES=${PROCESS_COUNTS.join(' and ')}, ${rounds} round(s)`);
-  const services = new Map<number, RunningService>();
+async function settingsScenario(driver: Driver, comparison: SettingsComparison): Promise<void> {
+  const workloads = SCENARIOS.filter((scenario): scenario is ScenarioDef & { name: ScalingRecord['scenario'] } =>
+    (comparison.workloads as string[]).includes(scenario.name));
+  log(`${comparison.name} (${driver}): ${workloads.map((w) => w.title).join('; ')}, at ${comparison.setting}=${comparison.values.join(', ')}, ${rounds} round(s)`);
+  const services = new Map<string, RunningService>();
   try {
-    for (const processes of PROCESS_COUNTS) {
-      const dataDir = join(workDir, driver, `service-${processes}p`);
+    for (const value of comparison.values) {
+      const dataDir = join(workDir, driver, `service-${comparison.name}-${value}`);
       await rm(dataDir, { recursive: true, force: true });
       const service = await startService(
-        { driver, databaseUrl, dataDir, s3: s3?.settings ?? null, s3KeyPrefix: servicePrefix(), authSecret, extra: { HTTP_PROCESSES: String(processes) } },
-        `service-${driver}-${processes}p`,
+        { driver, databaseUrl, dataDir, s3: s3?.settings ?? null, s3KeyPrefix: servicePrefix(), authSecret, extra: { [comparison.setting]: value } },
+        `service-${driver}-${comparison.name}-${value}`,
       );
       live.add(service);
-      services.set(processes, service);
+      services.set(value, service);
     }
     // Only the service target runs here: a context per service, without references.
-    const contexts = new Map([...services].map(([processes, service]) => [processes, { driver, service, sink: null, fileSink: null, peer: service, dirs: { sinkFiles: '', peerFiles: '' } }]));
+    const contexts = new Map([...services].map(([value, service]) => [value, { driver, service, sink: null, fileSink: null, peer: service, dirs: { sinkFiles: '', peerFiles: '' } }]));
     for (const ctx of contexts.values()) await warmUp(ctx, ['service']);
-    const records: { scenario: ScalingRecord['scenario']; processes: number; record: PhaseRecord }[] = [];
+    const records: { scenario: ScalingRecord['scenario']; value: string; record: PhaseRecord }[] = [];
     for (let round = 1; round <= rounds; round++) {
       for (const scenario of workloads) {
-        for (const [processes, ctx] of contexts) {
+        for (const [value, ctx] of contexts) {
           const job: Omit<Job, 'target'> = { workload: scenario.workload, concurrency: scenario.concurrency, stop: scenario.stop(driver), honorRetryAfter: false, seed: round };
-          const { record } = await runPhase(ctx, `${scenario.name}-${processes}p`, 'service', round, job, scenario.bytes(driver), scenario.minBytes(driver));
+          const { record } = await runPhase(ctx, `${scenario.name}-${comparison.name}-${value}`, 'service', round, job, scenario.bytes(driver), scenario.minBytes(driver));
           phases.push(record);
-          records.push({ scenario: scenario.name, processes, record });
+          records.push({ scenario: scenario.name, value, record });
         }
       }
     }
     for (const scenario of workloads) {
-      for (const processes of PROCESS_COUNTS) {
-        const mine = records.filter((r) => r.scenario === scenario.name && r.processes === processes).map((r) => r.record);
+      for (const value of comparison.values) {
+        const mine = records.filter((r) => r.scenario === scenario.name && r.value === value).map((r) => r.record);
         const done = mine.filter((p) => p.result);
         const merged = done.length > 0 ? mergePhases(done.map((p) => p.result!)) : null;
         const cpu = done.reduce((sum, p) => sum + (p.usage?.cpuSeconds ?? 0), 0);
@@ -739,7 +759,9 @@ async function processesScenario(driver: Driver): Promise<void> {
         scaling.push({
           driver,
           scenario: scenario.name,
-          processes,
+          setting: comparison.setting,
+          value,
+          ...(comparison.setting === 'HTTP_PROCESSES' ? { processes: Number(value) } : {}),
           summary: merged ? summarize(merged) : null,
           coresBusy: merged && merged.seconds > 0 ? cpu / merged.seconds : null,
           peakRssMB: done.length > 0 ? MB(Math.max(...done.map((p) => p.usage?.peakRss ?? 0))) : null,
@@ -748,10 +770,10 @@ async function processesScenario(driver: Driver): Promise<void> {
       }
     }
   } catch (error) {
-    notes.push(`processes (${driver}): ${(error as Error).message.split('\n')[0]}`);
-    log(`processes (${driver}) failed: ${(error as Error).stack}`);
+    notes.push(`${comparison.name} (${driver}): ${(error as Error).message.split('\n')[0]}`);
+    log(`${comparison.name} (${driver}) failed: ${(error as Error).stack}`);
   } finally {
-    for (const [processes, service] of services) await stopProcess(service, `${service.name} (processes, ${processes})`);
+    for (const [value, service] of services) await stopProcess(service, `${service.name} (${comparison.setting}=${value})`);
   }
 }
 
@@ -1082,7 +1104,7 @@ async function main(): Promise<void> {
         if (ctx) await stopDriver(ctx);
       }
     }
-    if (selected.has('processes')) await processesScenario(driver);
+    for (const comparison of COMPARISONS) if (selected.has(comparison.name)) await settingsScenario(driver, comparison);
     await memoryScenarios(driver);
   }
 

@@ -38,6 +38,7 @@ function sizeLabel(bytes: number): string {
 
 const SCENARIO_TITLES: Record<string, string> = {
   screenshot: 'screenshot burst (256 KiB multipart, 64 in flight)',
+  'screenshot-2mib': '2 MiB multipart, 16 in flight',
   log: 'log stream (8 KiB JSON base64, 32 in flight)',
   mixed: 'mixed fleet (90% 256 KiB-2 MiB, 10% 32 MiB, 32 in flight)',
   'large-multipart': 'large multipart (100 MiB, 4 in flight)',
@@ -190,7 +191,7 @@ export function renderMarkdown(report: BenchReport): string {
   }
 
   if (report.admission.length > 0) {
-    out('**Admission** (defaults: UPLOAD_CONCURRENCY 16, UPLOAD_QUEUE_LIMIT 64): 256 clients in flight with 2 MiB multipart uploads; a client answered 503 waits its Retry-After, then sends again. The peer has no admission control.');
+    out('**Admission** (UPLOAD_CONCURRENCY and UPLOAD_QUEUE_LIMIT, defaults unless the run line says otherwise): 256 clients in flight with 2 MiB multipart uploads; a client answered 503 waits its Retry-After, then sends again. The peer has no admission control.');
     out();
     out('| driver | process | uploads/s | MB/s | 503 share | 503 without Retry-After | p50 / p99 of admitted, ms | other errors | peak RSS MB |');
     out('|---|---|---:|---:|---:|---:|---|---|---:|');
@@ -225,21 +226,23 @@ export function renderMarkdown(report: BenchReport): string {
     out();
   }
 
-  const scaling = report.scaling ?? [];
-  if (scaling.length > 0) {
-    out(`**HTTP_PROCESSES** (the same workloads against a service started with 1 and with 2 service processes, phases alternating; ${m.cores} cores shared by the service, PostgreSQL and the load client; CPU and RSS of the service's whole process tree):`);
+  const scaling = (report.scaling ?? []).map((row) => ({ ...row, setting: row.setting ?? 'HTTP_PROCESSES', value: row.value ?? String(row.processes) }));
+  for (const setting of [...new Set(scaling.map((row) => row.setting))]) {
+    const rows = scaling.filter((row) => row.setting === setting);
+    const baseline = rows[0]!.value;
+    out(`**${setting}** (the same workloads against services started side by side with ${setting} = ${[...new Set(rows.map((row) => row.value))].join(', ')}, phases alternating; ${m.cores} cores shared by the services, PostgreSQL and the load client; CPU and RSS of each service's whole process tree):`);
     out();
-    out('| driver | workload | processes | uploads/s | MB/s | vs 1 process | p50 / p99 ms | cores busy | errors | peak RSS MB |');
+    out(`| driver | workload | ${setting} | uploads/s | MB/s | vs ${baseline} | p50 / p99 ms | cores busy | errors | peak RSS MB |`);
     out('|---|---|---:|---:|---:|---:|---|---:|---|---:|');
-    for (const row of scaling) {
+    for (const row of rows) {
       const s = row.summary;
       if (!s) {
-        out(`| ${row.driver} | ${SCENARIO_TITLES[row.scenario]} | ${row.processes} | ${row.skipped ?? 'no result'} | | | | | | |`);
+        out(`| ${row.driver} | ${SCENARIO_TITLES[row.scenario]} | ${row.value} | ${row.skipped ?? 'no result'} | | | | | | |`);
         continue;
       }
-      const one = scaling.find((other) => other.driver === row.driver && other.scenario === row.scenario && other.processes === 1)?.summary;
+      const first = rows.find((other) => other.driver === row.driver && other.scenario === row.scenario && other.value === baseline)?.summary;
       out(
-        `| ${row.driver} | ${SCENARIO_TITLES[row.scenario]} | ${row.processes} | ${num(s.uploadsPerSecond)} | ${num(s.mbPerSecond, 1)} | ${times(ratio(s.uploadsPerSecond, one?.uploadsPerSecond))} | ` +
+        `| ${row.driver} | ${SCENARIO_TITLES[row.scenario]} | ${row.value} | ${num(s.uploadsPerSecond)} | ${num(s.mbPerSecond, 1)} | ${times(ratio(s.uploadsPerSecond, first?.uploadsPerSecond))} | ` +
           `${num(s.p50)} / ${num(s.p99)} | ${num(row.coresBusy, 2)} | ${errors(s)} | ${num(row.peakRssMB)} |`,
       );
     }

@@ -71,7 +71,7 @@ t.test('defaults come from config/default.json', (t) => {
   t.equal(config.redisUrl, null);
   t.equal(config.authSecret, null);
   t.equal(config.instanceId, null, 'no INSTANCE_ID: an id generated once and stored in DATA_DIR');
-  t.same(config.upload, { concurrency: 16, queueLimit: 64, teamMaxShare: 0.8, retryAfterSeconds: 5, hashOffloadMinBytes: null, idleTimeoutSeconds: 8 });
+  t.same(config.upload, { concurrency: 32, queueLimit: 64, teamMaxShare: 0.8, retryAfterSeconds: 5, hashOffloadMinBytes: null, idleTimeoutSeconds: 8 });
   t.equal(config.shutdownGraceSeconds, 25, 'below the 30 s a container orchestrator waits before SIGKILL');
   t.equal(config.crashSweepMinAgeSeconds, 600, 'the crash sweeper leaves anything touched in the last 10 minutes');
   t.same(config.rateLimit, { points: 32, durationSeconds: 10 });
