@@ -96,6 +96,8 @@
  * documents (.doc, .xls, .ppt) can hold macros too but are everyday files and stay allowed.
  */
 
+import { isAscii } from 'node:buffer';
+
 /** Bytes of the content's start that sniffContent() looks at; more are ignored. */
 export const MAX_SNIFF_BYTES = 4096;
 
@@ -276,11 +278,17 @@ function sniffBinaryLabel(head: Uint8Array): string | null {
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf];
 
+// C0 controls other than \t \n \f \r, and DEL.
+const ASCII_CONTROL = /[\x00-\x08\x0b\x0e-\x1f\x7f]/;
+
 /**
  * Valid UTF-8 without control characters other than \t \n \r \f. A multi-byte sequence cut
  * off by the end of the head counts as valid (the head is usually a prefix of the content).
  */
 function isPlainUtf8(bytes: Uint8Array): boolean {
+  // Most text is ASCII (logs): a native check and one regular expression instead of a loop over
+  // every byte in JavaScript (~10 µs per 4 KiB head, a measurable share of a small upload's CPU).
+  if (isAscii(bytes)) return !ASCII_CONTROL.test(latin1(bytes));
   let index = 0;
   while (index < bytes.length) {
     const byte = bytes[index]!;

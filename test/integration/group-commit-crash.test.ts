@@ -47,11 +47,18 @@ t.test('SIGKILL in the middle of batch commits: every upload is fully there or l
     }).then((response) => response.status, () => 0); // the service dies under them
   }
 
-  /** Backends running a batch commit of `teamId` that wait for a lock. */
-  async function waitingBatches(teamId: string): Promise<number[]> {
+  /**
+   * Backends waiting for the row `id` of `table`: the one that holds the row's tuple lock while it
+   * sleeps on the holder's transaction (the batch's parameters are bound, so its query text does
+   * not name the team).
+   */
+  async function waitingForRow(table: 'team' | 'media_folder', id: string): Promise<number[]> {
     const rows = await db.query<{ pid: number }>(
-      `select pid from pg_stat_activity where wait_event_type = 'Lock' and query like '%media_commit_uploads%' and query like '%' || $1 || '%'`,
-      [teamId],
+      `select l.pid from pg_locks l, ${table} r
+        where r.id = $1 and l.locktype = 'tuple' and l.granted and l.relation = '${table}'::regclass
+          and l.page = (r.ctid::text::point)[0] and l.tuple = (r.ctid::text::point)[1]
+          and exists (select 1 from pg_locks w where w.pid = l.pid and not w.granted)`,
+      [id],
     );
     return rows.rows.map((row) => row.pid);
   }
@@ -65,7 +72,7 @@ t.test('SIGKILL in the middle of batch commits: every upload is fully there or l
   await teamLock.query('begin');
   await teamLock.query('select 1 from team where id = any($1::uuid[]) order by id for no key update', [teams.map((team) => team.teamId)]);
   const leads = teams.map((team) => upload(team, 'lead.png'));
-  t.ok(await eventually(async () => (await waitingBatches(kept.teamId)).length === 1 && (await waitingBatches(lost.teamId)).length === 1), 'each lead waits for its team row');
+  t.ok(await eventually(async () => (await waitingForRow('team', kept.teamId)).length === 1 && (await waitingForRow('team', lost.teamId)).length === 1), 'each lead waits for its team row');
   // 2. BATCH uploads per team into its folder finish meanwhile and queue behind the lead.
   const followers = teams.flatMap((team) => Array.from({ length: BATCH }, (_, i) => upload(team, `f${i}.png`, { folderId: team.folderId, tags: ['crash'] })));
   await sleep(1500);
@@ -76,8 +83,8 @@ t.test('SIGKILL in the middle of batch commits: every upload is fully there or l
   await folderLock.query('select 1 from media_folder where id = any($1::uuid[]) for update', [teams.map((team) => team.folderId)]);
   await teamLock.query('commit');
   await teamLock.end();
-  t.ok(await eventually(async () => (await waitingBatches(kept.teamId)).length === 1 && (await waitingBatches(lost.teamId)).length === 1), 'both batches are under way');
-  const [lostBatch] = await waitingBatches(lost.teamId);
+  t.ok(await eventually(async () => (await waitingForRow('media_folder', kept.folderId)).length === 1 && (await waitingForRow('media_folder', lost.folderId)).length === 1), 'both batches are under way');
+  const [lostBatch] = await waitingForRow('media_folder', lost.folderId);
 
   // 4. The instance dies. One batch's session dies too (as in a crash of the database side), the other's goes on alone.
   service.child.kill('SIGKILL');

@@ -1,4 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { CompiledQuery } from 'kysely';
 import { isDatabaseUnavailable } from '../../db/database-errors.ts';
 import { defaultPlanLimits } from '../plans/plan-limits.ts';
 
@@ -43,10 +44,13 @@ export type CommitOutcome =
   | { outcome: 'over_quota' | 'folder_gone' | 'team_gone' | 'claim_lost' };
 
 // media_commit_uploads (Migration20261123040000GroupCommit): one call, so one round trip and one
-// transaction for the whole batch. The batch goes in as one JSON array (MikroORM inlines parameters).
+// transaction for the whole batch. The batch goes in as one JSON array, as a bound parameter:
+// MikroORM's em.execute would inline it, escaping the JSON text character by character (~12 µs of
+// main thread per upload), so the statement goes through the EntityManager's Kysely instead, which
+// also runs it in the EntityManager's transaction when there is one.
 const COMMIT_UPLOADS = `
 select o_media_id as media_id, o_outcome as outcome, o_used_storage as used_storage, o_max_file as max_file
-  from media_commit_uploads(?, ?::jsonb, ?, ?)`;
+  from media_commit_uploads($1, $2::jsonb, $3, $4)`;
 // The same, for a batch in which some uploads carry an Idempotency-Key claim (Migration20261124010000IdempotencyKeys):
 // an upload whose claim was taken over is not committed (claim_lost), the others record their answer with their commit.
 const COMMIT_IDEMPOTENT_UPLOADS = COMMIT_UPLOADS.replace('media_commit_uploads(', 'media_commit_uploads_idempotent(');
@@ -82,9 +86,9 @@ export async function commitUploads(em: EntityManager, teamId: string, records: 
   }));
   // Uploads without a key (the fast path) call the plain function: nothing more is locked or written.
   const sql = records.some((record) => record.idempotency) ? COMMIT_IDEMPOTENT_UPLOADS : COMMIT_UPLOADS;
-  const rows = await em.execute<{ media_id: string; outcome: string; used_storage: string | number | null; max_file: string | number | null }[]>(sql, [
-    teamId, JSON.stringify(batch), defaultPlanLimits.maxTeamStorage, defaultPlanLimits.maxMediaFileSize,
-  ]);
+  const { rows } = await em.getKysely().executeQuery<{ media_id: string; outcome: string; used_storage: string | number | null; max_file: string | number | null }>(
+    CompiledQuery.raw(sql, [teamId, JSON.stringify(batch), defaultPlanLimits.maxTeamStorage, defaultPlanLimits.maxMediaFileSize]),
+  );
   const byId = new Map(rows.map((row) => [row.media_id, row]));
   return records.map((record) => {
     const row = byId.get(record.mediaId);
