@@ -5,7 +5,8 @@
  *   --only <a,b,...>        scenarios or groups: screenshot, screenshot-2mib, log, mixed, large (large-multipart,
  *                           large-json), memory (memory-250mb, memory-64x2mib), admission, sweep, pool,
  *                           processes (screenshot and log against HTTP_PROCESSES=1 and 2 side by side),
- *                           concurrency (screenshot, log and 2 MiB against UPLOAD_CONCURRENCY=16, 32, 64)
+ *                           concurrency (screenshot, log and 2 MiB against UPLOAD_CONCURRENCY=16, 32, 64),
+ *                           thread-pool (screenshot and log against UV_THREADPOOL_SIZE=4, 16, 32)
  *   --driver fs|s3          one storage driver only (default: both)
  *   --own-s3                start a private Ceph RGW for this run (scripts/s3-test-server.sh with
  *                           its own directory and ports: $BENCH_OWN_S3_PORT, default 7490, and
@@ -48,7 +49,7 @@ import type { PoolVsInlineResult } from './pool-vs-inline.ts';
 
 const THROUGHPUT = ['screenshot', 'screenshot-2mib', 'log', 'mixed', 'large-multipart', 'large-json'] as const;
 const MEMORY = ['memory-250mb', 'memory-64x2mib'] as const;
-const ALL = [...THROUGHPUT, ...MEMORY, 'admission', 'sweep', 'processes', 'concurrency', 'pool'] as const;
+const ALL = [...THROUGHPUT, ...MEMORY, 'admission', 'sweep', 'processes', 'concurrency', 'thread-pool', 'pool'] as const;
 type ScenarioName = (typeof ALL)[number];
 const GROUPS: Record<string, ScenarioName[]> = {
   large: ['large-multipart', 'large-json'],
@@ -700,7 +701,7 @@ async function admissionScenarios(ctx: DriverContext): Promise<void> {
 
 /** A comparison of service settings: the same workloads against one service per setting, side by side. */
 interface SettingsComparison {
-  name: 'processes' | 'concurrency';
+  name: 'processes' | 'concurrency' | 'thread-pool';
   /** The variable compared; the first value is the baseline of the "vs" column. */
   setting: string;
   values: string[];
@@ -709,14 +710,16 @@ interface SettingsComparison {
 
 const COMPARISONS: SettingsComparison[] = [
   { name: 'processes', setting: 'HTTP_PROCESSES', values: ['1', '2'], workloads: ['screenshot', 'log'] },
-  // The default first. Chooses UPLOAD_CONCURRENCY: small uploads spend most of their life waiting
-  // on fsyncs and the commit, so the number running at once bounds their throughput.
+  // Small uploads spend most of their life waiting on fsyncs and the commit, so the number running
+  // at once bounds their throughput.
   { name: 'concurrency', setting: 'UPLOAD_CONCURRENCY', values: ['16', '32', '64'], workloads: ['screenshot', 'log', 'screenshot-2mib'] },
+  // Node's default (4) against the service's (16): fsyncs hold a libuv thread each.
+  { name: 'thread-pool', setting: 'UV_THREADPOOL_SIZE', values: ['4', '16', '32'], workloads: ['screenshot', 'log'] },
 ];
 
 /**
  * The settings rows: workloads against services started side by side, one per value of the
- * setting (HTTP_PROCESSES 1 and 2; UPLOAD_CONCURRENCY 16, 32 and 64), alternating phase by phase so
+ * setting (see COMPARISONS), alternating phase by phase so
  * that drift in the machine's load hits all alike. CPU and RSS are of each service's whole process tree.
  */
 async function settingsScenario(driver: Driver, comparison: SettingsComparison): Promise<void> {

@@ -1,3 +1,4 @@
+import './start/thread-pool-size.ts'; // first: see the module
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { createLogger } from './logging/logger.ts';
 
