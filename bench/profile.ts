@@ -13,7 +13,9 @@
  * from the bench's load client (a separate process), stops the service (the profile is written on
  * exit), and sums the profile's samples taken during the measured phase by what they belong to:
  * uWS, our HTTP layer, the parsers, the upload actor, storage, the database client, logging, GC,
- * Node internals. Prints microseconds per upload for each, and the functions with the most self time.
+ * Node internals. Prints microseconds per upload for each, and the functions with the most self time,
+ * and the mean time per upload in each stage (queue, receive, store, commit) from the service's
+ * media_upload_stage_seconds histogram.
  * Run it on a quiet machine: sampling counts wall time on the main thread.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -154,6 +156,7 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     await client.run(job(Math.ceil(options.uploads / 4), 1), 300_000);
     // The profile's timestamps are µs of CLOCK_MONOTONIC (V8's TimeTicks on Linux), as is process.hrtime here.
     const backends = await backendPids(options.pg, 'media_bench_profile');
+    const stagesBefore = await readStages(service.origin);
     const cpuBefore = await readCpu(service.pid);
     const pgBefore = await sumCpu(backends);
     const perf = options.perf ? startPerf(service.pid, join(profileDir, 'perf.data')) : undefined;
@@ -163,6 +166,7 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     await perf?.stop();
     const cpuAfter = await readCpu(service.pid);
     const pgAfter = await sumCpu(backends);
+    const stagesAfter = await readStages(service.origin);
     await client.stop();
     await service.stop();
     // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (workers write their own).
@@ -183,7 +187,8 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
       `PostgreSQL backends of the service's pool per upload: ${per(pgAfter.user + pgAfter.system - pgBefore.user - pgBefore.system)} µs ` +
         `(${backends.length} backends; the WAL writer and checkpointer not counted)`,
     );
-    console.log(`main thread, sampled, busy per upload: ${(busy / uploads).toFixed(0)} µs (idle ${(((byCategory.get('idle') ?? 0) / total) * 100).toFixed(0)} % of the phase)\n`);
+    console.log(`main thread, sampled, busy per upload: ${(busy / uploads).toFixed(0)} µs (idle ${(((byCategory.get('idle') ?? 0) / total) * 100).toFixed(0)} % of the phase)`);
+    console.log(`mean ms per upload by stage (media_upload_stage_seconds): ${STAGES.map((stage) => `${stage} ${meanMs(stagesBefore, stagesAfter, stage)}`).join(', ')}\n`);
     console.log('| where | µs per upload | share of busy |\n|---|---:|---:|');
     for (const [category, micros] of [...byCategory].sort((a, b) => b[1] - a[1])) {
       if (category === 'idle') continue;
@@ -202,6 +207,28 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     await rm(dataDir, { recursive: true, force: true });
     await dropDatabase(options.pg, 'media_bench_profile').catch(() => undefined);
   }
+}
+
+const STAGES = ['queue', 'receive', 'store', 'commit'] as const;
+type StageSums = Map<string, { sum: number; count: number }>;
+
+/** The service's media_upload_stage_seconds sums and counts, from /metrics (open to loopback). */
+async function readStages(origin: string): Promise<StageSums> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  const stages: StageSums = new Map();
+  for (const match of text.matchAll(/^media_upload_stage_seconds_(sum|count)\{stage="(\w+)"\} (\S+)$/gm)) {
+    const entry = stages.get(match[2]!) ?? { sum: 0, count: 0 };
+    entry[match[1] as 'sum' | 'count'] = Number(match[3]);
+    stages.set(match[2]!, entry);
+  }
+  return stages;
+}
+
+function meanMs(before: StageSums, after: StageSums, stage: string): string {
+  const a = after.get(stage);
+  const b = before.get(stage) ?? { sum: 0, count: 0 };
+  if (!a || a.count === b.count) return '-';
+  return (((a.sum - b.sum) / (a.count - b.count)) * 1000).toFixed(2);
 }
 
 interface Cpu {

@@ -244,6 +244,7 @@ export class Backend {
       const uploads = new UploadService({
         orm, store, pool, xxhash, quota: new StorageQuota(orm, identity), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates,
         idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
+        observer: { stage: (stage, seconds) => metrics.uploadStages.observe({ stage }, seconds) },
       });
       const idempotency = new IdempotencyKeys({ orm, owner: identity, logger: logger.child({ component: 'idempotency' }) });
       const tus = new TusService({

@@ -23,6 +23,8 @@ export type UploadOutcome = 'created' | 'refused' | 'failed' | 'aborted';
 const NS_PER_SECOND = 1e9;
 /** Upload durations run from milliseconds (a tiny file) to minutes (260 MB over a slow link). */
 const UPLOAD_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+/** A stage runs from a fraction of a millisecond (a small body, a flush on a fast disk) to minutes (a large body). */
+const UPLOAD_STAGE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 /**
  * The service's Prometheus metrics, in a registry of their own (one per
@@ -42,6 +44,8 @@ export class Metrics {
   readonly uploadBytes: Counter<'route'>;
   /** From admission to the answer, by upload route and outcome. */
   readonly uploadDuration: Histogram<'route' | 'outcome'>;
+  /** A created upload's time per stage (queue, receive, store, commit). */
+  readonly uploadStages: Histogram<'stage'>;
   /** StorageError failures of uploads (opening, writing or finishing the object), by StorageError code. */
   readonly storageWriterErrors: Counter<'code'>;
   /** API key prefixes looked up in the database (cache misses), by whether a usable key was found. */
@@ -113,6 +117,13 @@ export class Metrics {
       help: 'Upload time from admission to the answer, by route (multipart, json) and outcome (created, refused, failed, aborted)',
       labelNames: ['route', 'outcome'] as const,
       buckets: UPLOAD_DURATION_BUCKETS,
+      registers,
+    });
+    this.uploadStages = new Histogram({
+      name: 'media_upload_stage_seconds',
+      help: 'Where a created upload spent its time, by stage: queue (waiting for an admission place), receive (the body, from admission until the whole file is in), store (the bytes made durable), commit (the database commit)',
+      labelNames: ['stage'] as const,
+      buckets: UPLOAD_STAGE_BUCKETS,
       registers,
     });
     this.storageWriterErrors = new Counter({

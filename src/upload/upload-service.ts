@@ -35,6 +35,15 @@ const FRAMING_ALLOWANCE = 64 * 1024;
 /** Bodies up to this size take the team's limits from the cache: their commit checks everything again. */
 const CACHED_STATE_MAX_BODY = UNRESERVED_BYTES + FRAMING_ALLOWANCE;
 
+/** The stages of a created upload that UploadService times (the admission queue is timed by its caller). */
+export type UploadStage = 'receive' | 'store' | 'commit';
+
+/** What the metrics see of an upload's time (src/observability adapts it). */
+export interface UploadStageObserver {
+  /** A created upload spent `seconds` in `stage`. */
+  stage(stage: UploadStage, seconds: number): void;
+}
+
 export interface UploadServiceDeps {
   orm: MikroORM;
   store: ObjectStore;
@@ -47,6 +56,7 @@ export interface UploadServiceDeps {
   teamStates: TeamStateCache;
   /** An upload whose body stops arriving for this long (while we wait for the client) ends with 408. */
   idleTimeoutSeconds: number;
+  observer?: UploadStageObserver;
 }
 
 export interface PreparedUpload<Result extends CommittedUpload = CommittedUpload> {
@@ -185,6 +195,7 @@ export class UploadService {
   private async stream(request: UploadRequest, fingerprintOnly: true): Promise<string>;
   private async stream(request: UploadRequest, fingerprintOnly: boolean): Promise<unknown> {
     const { prepared, body } = request;
+    const startedAt = performance.now();
     const teamId = prepared.principal.teamId;
     const mediaId = request.mediaId ?? randomUUID();
     const { constraints } = prepared;
@@ -241,7 +252,7 @@ export class UploadService {
         commit: async (received, writer): Promise<unknown> =>
           fingerprintOnly
             ? this.accept(prepared, received).fingerprint()
-            : this.commit(prepared, { id: mediaId, storageKey }, received, writer, request),
+            : this.commit(prepared, { id: mediaId, storageKey }, received, writer, request, startedAt),
         // Time paused by us (storage or quota behind) is not the client's idle time.
         pauseBody: () => {
           idle.pause();
@@ -303,14 +314,23 @@ export class UploadService {
 
   private async commit<Result extends CommittedUpload>(
     prepared: PreparedUpload<Result>, stored: StoredUpload, received: ReceivedFile, writer: ObjectWriter, request: UploadRequest<Result>,
+    startedAt: number,
   ): Promise<Result> {
     // Fields, final name and type are checked before the bytes are made durable.
     const accepted = this.accept(prepared, received);
+    const receivedAt = performance.now();
     await writer.finish();
+    const storedAt = performance.now();
     try {
       if (request.clientGone?.aborted) throw new ClientGoneError();
       const created = await accepted.commit(stored, request.idempotency ?? null);
       this.deps.teamStates.noteUsedStorage(prepared.principal.teamId, created.usedTeamStorage);
+      const observer = this.deps.observer;
+      if (observer) {
+        observer.stage('receive', (receivedAt - startedAt) / 1000);
+        observer.stage('store', (storedAt - receivedAt) / 1000);
+        observer.stage('commit', (performance.now() - storedAt) / 1000);
+      }
       return created;
     } catch (error) {
       await this.deps.store.remove(stored.storageKey).catch(() => undefined);

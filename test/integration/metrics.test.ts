@@ -123,6 +123,12 @@ t.test('/metrics counts uploads, bytes, 429 and 503 refusals, and shows the gate
   t.ok((valueOf(samples, 'media_upload_duration_seconds_sum', { route: 'multipart', outcome: 'created' }) ?? 0) > 0);
   t.notOk(samples.some((sample) => sample.name.startsWith('media_upload_duration') && sample.labels['outcome'] !== 'created'), 'refused before admission: no duration');
 
+  for (const stage of ['queue', 'receive', 'store', 'commit']) {
+    t.equal(valueOf(samples, 'media_upload_stage_seconds_count', { stage }), 5, `stage ${stage}: timed once for each of the five created uploads`);
+    t.ok((valueOf(samples, 'media_upload_stage_seconds_sum', { stage }) ?? 0) > 0, `stage ${stage}: some time`);
+  }
+  t.ok((valueOf(samples, 'media_upload_stage_seconds_bucket', { stage: 'queue', le: '0.0005' }) ?? 0) <= 4, 'the upload that waited for the running one counted its wait in the queue stage');
+
   t.match(text, /# TYPE media_storage_writer_errors_total counter/, 'storage-writer errors are exported (none yet)');
   t.notOk(samples.some((sample) => sample.name === 'media_storage_writer_errors_total'));
 
@@ -152,6 +158,8 @@ t.test('a storage failure during an upload counts as a storage-writer error', as
   t.equal(valueOf(samples, 'media_storage_writer_errors_total', { code: 'unavailable' }), 1);
   t.equal(valueOf(samples, 'media_upload_duration_seconds_count', { route: 'multipart', outcome: 'failed' }), 1);
   t.equal(valueOf(samples, 'media_upload_duration_seconds_count', { route: 'multipart', outcome: 'created' }), 1);
+  t.equal(valueOf(samples, 'media_upload_stage_seconds_count', { stage: 'commit' }), 1, 'stages are timed for created uploads only');
+  t.equal(valueOf(samples, 'media_upload_stage_seconds_count', { stage: 'queue' }), 1);
   t.equal(valueOf(samples, 'media_upload_busy_total'), 0, 'a 503 that is not uploadBusy is not counted as one');
   t.equal(valueOf(samples, 'media_http_responses_total', { route: UPLOAD_FILE, status: '503' }), 1);
 });

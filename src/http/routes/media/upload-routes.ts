@@ -70,12 +70,14 @@ export async function streamUpload<Result extends CommittedUpload>(
   { mediaId, idempotency }: { mediaId?: string; idempotency?: IdempotencyClaim | null } = {},
 ): Promise<HttpResult> {
   const prepared = await prepare();
+  const arrived = performance.now();
   const release = await deps.gate.admit(prepared.principal.teamId, request.signal);
   const started = performance.now();
   let outcome: UploadOutcome = 'failed';
   try {
     const created = await deps.uploads.run({ prepared, body: request.body, createParser, clientGone: request.signal, mediaId, idempotency });
     outcome = 'created';
+    deps.metrics.uploadStages.observe({ stage: 'queue' }, (started - arrived) / 1000);
     return json(201, created, rateHeaders);
   } catch (error) {
     outcome = outcomeOf(error, request);
