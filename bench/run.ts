@@ -719,8 +719,8 @@ const COMPARISONS: SettingsComparison[] = [
 
 /**
  * The settings rows: workloads against services started side by side, one per value of the
- * setting (see COMPARISONS), alternating phase by phase so
- * that drift in the machine's load hits all alike. CPU and RSS are of each service's whole process tree.
+ * setting (see COMPARISONS), alternating phase by phase so that drift in the machine's load hits
+ * all alike. CPU and RSS are of each service's whole process tree.
  */
 async function settingsScenario(driver: Driver, comparison: SettingsComparison): Promise<void> {
   const workloads = SCENARIOS.filter((scenario): scenario is ScenarioDef & { name: ScalingRecord['scenario'] } =>
@@ -745,7 +745,7 @@ async function settingsScenario(driver: Driver, comparison: SettingsComparison):
     for (let round = 1; round <= rounds; round++) {
       for (const scenario of workloads) {
         // The order turns around every round: a phase right after another workload's phases ran
-        // measurably slower (the 2 MiB row, which these settings cannot change, moved by up to 1.5x).
+        // measurably slower (the 2 MiB row, which these settings cannot change, moved by 0.7x-1.8x).
         const ordered = round % 2 === 1 ? [...contexts] : [...contexts].reverse();
         for (const [value, ctx] of ordered) {
           const job: Omit<Job, 'target'> = { workload: scenario.workload, concurrency: scenario.concurrency, stop: scenario.stop(driver), honorRetryAfter: false, seed: round };

@@ -56,6 +56,7 @@ export interface UploadServiceDeps {
   teamStates: TeamStateCache;
   /** An upload whose body stops arriving for this long (while we wait for the client) ends with 408. */
   idleTimeoutSeconds: number;
+  /** Told each created upload's time per stage (the metrics). */
   observer?: UploadStageObserver;
 }
 
