@@ -1,7 +1,8 @@
 /**
  * Where the service's main thread spends its time per upload: `npm run bench:profile [-- options]`.
  *
- *   --workload screenshot|log|both   256 KiB multipart at 64 in flight, 8 KiB JSON at 32 (default both)
+ *   --workload screenshot|2mib|log|both   256 KiB multipart at 64 in flight, 2 MiB at 16, 8 KiB JSON at 32
+ *                                    (default both: screenshot and log)
  *   --uploads N                      uploads per workload after a warm-up of N/4 (default 4000)
  *   --pg URL                         PostgreSQL server for the scratch database (as bench/run.ts)
  *   --out DIR                        where the .cpuprofile files go (default bench/results/profiles)
@@ -26,7 +27,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { LoadClient } from './lib/client-handle.ts';
 import type { Job } from './lib/load-client.ts';
-import { KiB, type Workload } from './lib/payloads.ts';
+import { KiB, MiB, type Workload } from './lib/payloads.ts';
 import { repo } from './lib/servers.ts';
 import { dropDatabase, resetDatabase, startService } from './lib/service.ts';
 
@@ -46,6 +47,11 @@ const WORKLOADS: Record<string, { workload: Workload; concurrency: number; title
     title: '256 KiB multipart, 64 in flight',
     workload: { body: 'multipart', content: 'png', size: { kind: 'fixed', bytes: 256 * KiB } },
     concurrency: 64,
+  },
+  '2mib': {
+    title: '2 MiB multipart, 16 in flight',
+    workload: { body: 'multipart', content: 'png', size: { kind: 'fixed', bytes: 2 * MiB } },
+    concurrency: 16,
   },
   log: {
     title: '8 KiB JSON (base64), 32 in flight',
