@@ -175,7 +175,11 @@ export class RequestBody {
    * has arrived whole) is dropped, and its memory goes back to the shared budget.
    */
   releaseUnread(): void {
-    if (!this.endDelivered) this.dropBacklog();
+    if (this.endDelivered) return;
+    // As discard() does, minus pausing the socket: the body is complete, and a spool read still
+    // under way delivers nothing.
+    this.discarded = true;
+    this.dropBacklog();
   }
 
   /** Attaches the one consumer and starts the flow of chunks. */

@@ -427,3 +427,19 @@ t.test('a shared budget gets back what fail(), discard() and releaseUnread() dro
   t.equal(shared.used, 0);
   t.end();
 });
+
+t.test('releaseUnread while the spool is read back: the read delivers nothing, the socket is left alone', async (t) => {
+  const source = new FakeSource();
+  const b = new RequestBody(source, null, true, { memoryBytes: 0, spoolDirectory: t.testdir() });
+  const log: string[] = [];
+  b.consume(recorder(log));
+  b.pause();
+  b.push(buf('spooled'), true);
+  b.resume(); // starts reading the spool back
+  b.releaseUnread();
+  await tick();
+  await tick();
+  t.same(log, [], 'nothing reaches the consumer after the answer');
+  t.equal(b.backlogBytes, 0);
+  t.same(source.log, ['pause', 'resume', 'pause'], 'no pause or resume from releaseUnread itself');
+});
