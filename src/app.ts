@@ -77,7 +77,6 @@ import { Cors } from './http/cors.ts';
 import { rootRoutes } from './http/routes/root.ts';
 import { unreachableLinksWarning } from './config/public-url.ts';
 import type { Logger } from './logging/logger.ts';
-import { MemoryBudget } from './http/request-body.ts';
 import { metricsRoutes } from './http/routes/metrics-routes.ts';
 import { Metrics } from './observability/metrics.ts';
 import { AutomationDispatcher } from './automations/dispatcher.ts';
@@ -378,14 +377,8 @@ function uploadUrlLimiters(config: Config, logger: Logger): Services['uploadUrlL
   };
 }
 
-/**
- * What paused bodies hold in memory before spooling to disk: up to 4 MiB per request, so that a
- * 2 MiB upload from a fast client does not spool (the spool's synchronous writes and reads cost it
- * ~2 ms of main thread), and 16 MiB for all requests of the process together, so that the memory
- * budgets still hold with 64 uploads in flight (docs/performance.md, "The body spool").
- */
-const BODY_MEMORY_BYTES = 4 * 1024 * 1024;
-const BODY_MEMORY_SHARED_BYTES = 16 * 1024 * 1024;
+/** Per request, what a paused body holds in memory before spooling to disk (two uWS reads). */
+const BODY_MEMORY_BYTES = 1024 * 1024;
 
 /**
  * The running service: listens first (so /healthz can answer 503 while the
@@ -421,7 +414,7 @@ export class Application {
       admit: (request) => {
         if (this.lifecycle !== 'ready' && request.path !== '/healthz') throw serviceUnavailable(`The service is ${this.lifecycle}`);
       },
-      bodyBuffering: { memoryBytes: BODY_MEMORY_BYTES, shared: new MemoryBudget(BODY_MEMORY_SHARED_BYTES), spoolDirectory: join(config.dataDir, 'spool') },
+      bodyBuffering: { memoryBytes: BODY_MEMORY_BYTES, spoolDirectory: join(config.dataDir, 'spool') },
       // A database that is down or restarting is worth a retry, not a 500; the pool reconnects once it is back.
       mapError: (error) => (isDatabaseUnavailable(error) ? serviceUnavailable('The database is temporarily unavailable, retry later', 5, error) : error),
       cors: cors.enabled ? cors : undefined,

@@ -28,41 +28,10 @@ export class ClientAbortedError extends Error {
   }
 }
 
-/**
- * Backlog bytes all request bodies of a process hold in memory together. A body past it spools
- * even under its own `memoryBytes`, so a per-body allowance large enough to keep a typical upload
- * out of the spool does not multiply by the number of uploads in flight.
- */
-export class MemoryBudget {
-  readonly limit: number;
-  #used = 0;
-
-  constructor(limit: number) {
-    this.limit = limit;
-  }
-
-  get used(): number {
-    return this.#used;
-  }
-
-  /** Takes `bytes` if they fit; false (and nothing taken) if not. */
-  take(bytes: number): boolean {
-    if (this.#used + bytes > this.limit) return false;
-    this.#used += bytes;
-    return true;
-  }
-
-  give(bytes: number): void {
-    this.#used -= bytes;
-  }
-}
-
 /** How a body holds what arrives while it is paused. */
 export interface BodyBuffering {
-  /** Bytes one body holds in memory; beyond them, further chunks go to a spool file until the backlog drains. */
+  /** Bytes held in memory; beyond them, further chunks go to a spool file until the backlog drains. */
   memoryBytes: number;
-  /** What all bodies hold in memory together (absent: only `memoryBytes` per body). */
-  shared?: MemoryBudget;
   /** Where spool files are created (and unlinked at once). */
   spoolDirectory: string;
 }
@@ -92,8 +61,6 @@ export class RequestBody {
   /** The backlog: oldest in `queue`, newer ones in `spool`. */
   private queue: Buffer[] = [];
   private queuedBytes = 0;
-  /** Bytes at the head of `queue` read back from the spool: not taken from the shared budget. */
-  private spooledBackBytes = 0;
   private spool: BodySpool | null = null;
   private readingSpool = false;
   private consumerPaused = false;
@@ -170,18 +137,6 @@ export class RequestBody {
     this.pauseSource();
   }
 
-  /**
-   * The answer is on its way and the connection stays open: what nobody read of the body (which
-   * has arrived whole) is dropped, and its memory goes back to the shared budget.
-   */
-  releaseUnread(): void {
-    if (this.endDelivered) return;
-    // As discard() does, minus pausing the socket: the body is complete, and a spool read still
-    // under way delivers nothing.
-    this.discarded = true;
-    this.dropBacklog();
-  }
-
   /** Attaches the one consumer and starts the flow of chunks. */
   consume(consumer: BodyConsumer): void {
     if (this.consumer) throw new Error('request body is already being consumed');
@@ -195,10 +150,7 @@ export class RequestBody {
 
   private hold(data: Uint8Array): void {
     const spooling = (this.spool?.pending ?? 0) > 0;
-    if (
-      !this.buffering ||
-      (!spooling && this.queuedBytes + data.length <= this.buffering.memoryBytes && (this.buffering.shared?.take(data.length) ?? true))
-    ) {
+    if (!this.buffering || (!spooling && this.queuedBytes + data.length <= this.buffering.memoryBytes)) {
       this.queue.push(Buffer.from(data));
       this.queuedBytes += data.length;
       return;
@@ -219,7 +171,6 @@ export class RequestBody {
     while (!this.consumerPaused && this.queue.length > 0) {
       const chunk = this.queue.shift()!;
       this.queuedBytes -= chunk.length;
-      this.returnToBudget(chunk.length);
       consumer.chunk(chunk);
       if (this.abortReason) return;
     }
@@ -247,7 +198,6 @@ export class RequestBody {
           // Older than anything else in the backlog, so it goes first.
           this.queue.unshift(data);
           this.queuedBytes += data.length;
-          this.spooledBackBytes += data.length;
         }
         this.flush();
       },
@@ -267,17 +217,9 @@ export class RequestBody {
   }
 
   private dropBacklog(): void {
-    this.returnToBudget(this.queuedBytes);
     this.queue = [];
     this.queuedBytes = 0;
     this.closeSpool();
-  }
-
-  /** `bytes` left the head of the backlog: what was taken from the shared budget goes back to it. */
-  private returnToBudget(bytes: number): void {
-    const spooledBack = Math.min(bytes, this.spooledBackBytes);
-    this.spooledBackBytes -= spooledBack;
-    if (bytes > spooledBack) this.buffering?.shared?.give(bytes - spooledBack);
   }
 
   private closeSpool(): void {

@@ -365,7 +365,6 @@ class Exchange implements BodySource {
   private prepareAnswer(request: HttpRequest): AfterAnswer {
     const after = afterAnswer(request.body, this.framingTrusted);
     if (after !== 'keep-alive') request.body.discard();
-    else request.body.releaseUnread();
     this.holding = false;
     this.bodyPaused = after === 'hold';
     this.applyPause();

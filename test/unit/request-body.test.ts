@@ -2,7 +2,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { ServiceError } from '../../src/errors/service-error.ts';
-import { ClientAbortedError, MemoryBudget, RequestBody } from '../../src/http/request-body.ts';
+import { ClientAbortedError, RequestBody } from '../../src/http/request-body.ts';
 import type { BodyConsumer, BodySource } from '../../src/http/request-body.ts';
 import { eventually } from '../helpers/wait.ts';
 
@@ -377,69 +377,4 @@ t.test('a spool that cannot be read back aborts the body, also when it had arriv
   await eventually(() => reason !== null);
   t.equal((reason as unknown as ServiceError).status, 503);
   t.equal(b.aborted, true);
-});
-
-t.test('a shared budget: a body spools once all bodies together hold it, and gets it back as its backlog drains', async (t) => {
-  const spoolDirectory = t.testdir();
-  const shared = new MemoryBudget(10);
-  const first = new RequestBody(new FakeSource(), null, true, { memoryBytes: 100, shared, spoolDirectory });
-  const second = new RequestBody(new FakeSource(), null, true, { memoryBytes: 100, shared, spoolDirectory });
-  first.push(buf('12345678'), false);
-  t.equal(shared.used, 8, 'under its own 100 and the shared 10: held in memory, taken from the budget');
-  second.push(buf('abcdef'), false);
-  t.equal(shared.used, 8, 'the second body would pass the shared 10: it spools, though it is under its own 100');
-  t.equal(second.backlogBytes, 6);
-  second.push(buf('gh'), false);
-  t.equal(shared.used, 8, 'and once it spools, it keeps spooling until the spool drains (order)');
-
-  const firstLog: string[] = [];
-  first.consume(recorder(firstLog));
-  t.same(firstLog, ['chunk:12345678'], 'the first body hands over its backlog');
-  t.equal(shared.used, 0, 'and gives its bytes back');
-
-  const secondLog: string[] = [];
-  second.consume(recorder(secondLog));
-  await eventually(() => secondLog.length === 1);
-  t.same(secondLog, ['chunk:abcdefgh'], 'the spooled part comes back in order');
-  t.equal(shared.used, 0, 'bytes read back from the spool were never taken from the budget');
-  second.push(buf('ij'), false);
-  t.equal(shared.used, 0, 'a consumer taking chunks as they come holds nothing');
-});
-
-t.test('a shared budget gets back what fail(), discard() and releaseUnread() drop', (t) => {
-  const shared = new MemoryBudget(100);
-  for (const stop of ['fail', 'discard', 'releaseUnread'] as const) {
-    const b = new RequestBody(new FakeSource(), null, true, { memoryBytes: 100, shared, spoolDirectory: t.testdir() });
-    b.push(buf('held'), stop === 'releaseUnread'); // releaseUnread: a whole body nobody read
-    t.equal(shared.used, 4, `${stop}: held bytes are taken from the budget`);
-    if (stop === 'fail') b.fail(new ClientAbortedError());
-    else if (stop === 'discard') b.discard();
-    else b.releaseUnread();
-    t.equal(shared.used, 0, `${stop}: and given back`);
-    t.equal(b.backlogBytes, 0);
-  }
-  const consumed = new RequestBody(new FakeSource(), null, true, { memoryBytes: 100, shared, spoolDirectory: t.testdir() });
-  const log: string[] = [];
-  consumed.push(buf('all'), true);
-  consumed.consume(recorder(log));
-  consumed.releaseUnread();
-  t.same(log, ['chunk:all', 'end'], 'releaseUnread after the body was read changes nothing');
-  t.equal(shared.used, 0);
-  t.end();
-});
-
-t.test('releaseUnread while the spool is read back: the read delivers nothing, the socket is left alone', async (t) => {
-  const source = new FakeSource();
-  const b = new RequestBody(source, null, true, { memoryBytes: 0, spoolDirectory: t.testdir() });
-  const log: string[] = [];
-  b.consume(recorder(log));
-  b.pause();
-  b.push(buf('spooled'), true);
-  b.resume(); // starts reading the spool back
-  b.releaseUnread();
-  await tick();
-  await tick();
-  t.same(log, [], 'nothing reaches the consumer after the answer');
-  t.equal(b.backlogBytes, 0);
-  t.same(source.log, ['pause', 'resume', 'pause'], 'no pause or resume from releaseUnread itself');
 });
