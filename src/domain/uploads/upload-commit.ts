@@ -49,10 +49,9 @@ export class UploadCommitter {
   }
 
   async commit(upload: CompletedUpload) {
-    const { teamId, folderPath } = upload;
     // Only an upload into a folder reads anything first: an EntityManager is forked for it alone
     // (a fork costs more than the rest of a small upload's commit).
-    const folder = folderPath || upload.folderId ? await this.resolveFolder(upload) : null;
+    const folder = upload.folderPath || upload.folderId ? await this.resolveFolder(upload) : null;
     if (folder && 'missingPath' in folder) return this.commitCreatingPath(upload, folder.em, folder.missingPath);
     const { record, view } = this.record(upload, folder);
     return this.answer(upload, folder, view, await this.deps.groupCommit.commit(record));
