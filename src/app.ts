@@ -75,6 +75,7 @@ import { HttpServer, type ListenMode } from './http/server.ts';
 import { accessLogger } from './http/access-log.ts';
 import { Cors } from './http/cors.ts';
 import { rootRoutes } from './http/routes/root.ts';
+import { MemoryBudget } from './http/memory-budget.ts';
 import { unreachableLinksWarning } from './config/public-url.ts';
 import type { Logger } from './logging/logger.ts';
 import { metricsRoutes } from './http/routes/metrics-routes.ts';
@@ -377,8 +378,15 @@ function uploadUrlLimiters(config: Config, logger: Logger): Services['uploadUrlL
   };
 }
 
-/** Per request, what a paused body holds in memory before spooling to disk (two uWS reads). */
+/**
+ * What a paused body holds in memory before spooling to disk: 1 MiB (two uWS reads) per request
+ * always, and up to 3 MiB more per request from 16 MiB shared by all of them, so that a 2 MiB upload
+ * from a fast client does not go through the spool's synchronous writes and reads, while 64 uploads
+ * in flight still hold at most 64 MiB + 16 MiB (docs/performance.md, "The body spool").
+ */
 const BODY_MEMORY_BYTES = 1024 * 1024;
+const BODY_EXTRA_BYTES_PER_REQUEST = 3 * 1024 * 1024;
+const BODY_SHARED_BYTES = 16 * 1024 * 1024;
 
 /**
  * The running service: listens first (so /healthz can answer 503 while the
@@ -414,7 +422,11 @@ export class Application {
       admit: (request) => {
         if (this.lifecycle !== 'ready' && request.path !== '/healthz') throw serviceUnavailable(`The service is ${this.lifecycle}`);
       },
-      bodyBuffering: { memoryBytes: BODY_MEMORY_BYTES, spoolDirectory: join(config.dataDir, 'spool') },
+      bodyBuffering: {
+        memoryBytes: BODY_MEMORY_BYTES,
+        extra: { perBody: BODY_EXTRA_BYTES_PER_REQUEST, shared: new MemoryBudget(BODY_SHARED_BYTES) },
+        spoolDirectory: join(config.dataDir, 'spool'),
+      },
       // A database that is down or restarting is worth a retry, not a 500; the pool reconnects once it is back.
       mapError: (error) => (isDatabaseUnavailable(error) ? serviceUnavailable('The database is temporarily unavailable, retry later', 5, error) : error),
       cors: cors.enabled ? cors : undefined,

@@ -1,5 +1,6 @@
 import { badRequest, payloadTooLarge, serviceUnavailable } from '../errors/errors.ts';
 import { BodySpool } from './body-spool.ts';
+import type { MemoryBudget } from './memory-budget.ts';
 
 /** What the transport underneath a body can do: uWS in the service, a stub in unit tests. */
 export interface BodySource {
@@ -30,8 +31,13 @@ export class ClientAbortedError extends Error {
 
 /** How a body holds what arrives while it is paused. */
 export interface BodyBuffering {
-  /** Bytes held in memory; beyond them, further chunks go to a spool file until the backlog drains. */
+  /** Bytes one body always may hold in memory; beyond them, further chunks go to a spool file until the backlog drains. */
   memoryBytes: number;
+  /**
+   * More memory for one body, past `memoryBytes`: up to `perBody` bytes, taken from a budget that
+   * all bodies share and given back as the backlog drains. Absent: `memoryBytes` only.
+   */
+  extra?: { perBody: number; shared: MemoryBudget };
   /** Where spool files are created (and unlinked at once). */
   spoolDirectory: string;
 }
@@ -61,6 +67,8 @@ export class RequestBody {
   /** The backlog: oldest in `queue`, newer ones in `spool`. */
   private queue: Buffer[] = [];
   private queuedBytes = 0;
+  /** Bytes at the head of `queue` that were read back from the spool (held for the read, not for the body's allowance). */
+  private spooledBackBytes = 0;
   private spool: BodySpool | null = null;
   private readingSpool = false;
   private consumerPaused = false;
@@ -137,6 +145,17 @@ export class RequestBody {
     this.pauseSource();
   }
 
+  /**
+   * The exchange is over: what nobody read of the body is dropped, with what still arrives, and its
+   * memory goes back to the shared budget. Unlike discard(), the socket is left as it is (it may
+   * already serve the next request).
+   */
+  releaseUnread(): void {
+    if (this.endDelivered) return;
+    this.discarded = true;
+    this.dropBacklog();
+  }
+
   /** Attaches the one consumer and starts the flow of chunks. */
   consume(consumer: BodyConsumer): void {
     if (this.consumer) throw new Error('request body is already being consumed');
@@ -150,7 +169,7 @@ export class RequestBody {
 
   private hold(data: Uint8Array): void {
     const spooling = (this.spool?.pending ?? 0) > 0;
-    if (!this.buffering || (!spooling && this.queuedBytes + data.length <= this.buffering.memoryBytes)) {
+    if (!this.buffering || (!spooling && this.allowInMemory(data.length))) {
       this.queue.push(Buffer.from(data));
       this.queuedBytes += data.length;
       return;
@@ -163,6 +182,33 @@ export class RequestBody {
     }
   }
 
+  /** Bytes of the backlog in memory that came from the transport (not read back from the spool). */
+  private get heldBytes(): number {
+    return this.queuedBytes - this.spooledBackBytes;
+  }
+
+  /** What holding `held` bytes takes from the shared budget: the part past the body's own allowance. */
+  private extraFor(held: number): number {
+    return Math.max(0, held - this.buffering!.memoryBytes);
+  }
+
+  /** Whether `bytes` more fit the body's own allowance, or else its extra one (taken from the shared budget here). */
+  private allowInMemory(bytes: number): boolean {
+    const { memoryBytes, extra } = this.buffering!;
+    const held = this.heldBytes;
+    if (held + bytes <= memoryBytes) return true;
+    if (!extra || held + bytes > memoryBytes + extra.perBody) return false;
+    return extra.shared.take(this.extraFor(held + bytes) - this.extraFor(held));
+  }
+
+  /** `bytes` leave the head of the backlog: what they took from the shared budget goes back to it. */
+  private removeFromHead(bytes: number): void {
+    const heldBefore = this.heldBytes;
+    this.spooledBackBytes -= Math.min(bytes, this.spooledBackBytes);
+    this.queuedBytes -= bytes;
+    this.buffering?.extra?.shared.give(this.extraFor(heldBefore) - this.extraFor(this.heldBytes));
+  }
+
   /** Hands the backlog to the consumer while it is not paused; then resumes the socket or ends. */
   private flush(): void {
     const consumer = this.consumer;
@@ -170,7 +216,7 @@ export class RequestBody {
     if (!consumer || this.abortReason || this.readingSpool || this.endDelivered || this.discarded) return;
     while (!this.consumerPaused && this.queue.length > 0) {
       const chunk = this.queue.shift()!;
-      this.queuedBytes -= chunk.length;
+      this.removeFromHead(chunk.length);
       consumer.chunk(chunk);
       if (this.abortReason) return;
     }
@@ -198,6 +244,7 @@ export class RequestBody {
           // Older than anything else in the backlog, so it goes first.
           this.queue.unshift(data);
           this.queuedBytes += data.length;
+          this.spooledBackBytes += data.length;
         }
         this.flush();
       },
@@ -217,8 +264,8 @@ export class RequestBody {
   }
 
   private dropBacklog(): void {
+    this.removeFromHead(this.queuedBytes);
     this.queue = [];
-    this.queuedBytes = 0;
     this.closeSpool();
   }
 

@@ -229,6 +229,7 @@ export class HttpServer {
           bytesIn: body.bytesReceived, bytesOut: exchange.bytesOut, durationMs: performance.now() - started, aborted: exchange.clientLeft,
         });
       }).finally(() => {
+        body.releaseUnread();
         this.inFlight--;
         if (this.inFlight === 0) this.onIdle?.();
       });

@@ -4,6 +4,7 @@ import t from 'tap';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { ClientAbortedError, RequestBody } from '../../src/http/request-body.ts';
 import type { BodyConsumer, BodySource } from '../../src/http/request-body.ts';
+import { MemoryBudget } from '../../src/http/memory-budget.ts';
 import { eventually } from '../helpers/wait.ts';
 
 /** A transport stub: records pause()/resume() in one shared log, in call order. */
@@ -377,4 +378,90 @@ t.test('a spool that cannot be read back aborts the body, also when it had arriv
   await eventually(() => reason !== null);
   t.equal((reason as unknown as ServiceError).status, 503);
   t.equal(b.aborted, true);
+});
+
+t.test('past its own allowance a body holds up to its extra allowance in memory, taken from the shared budget', async (t) => {
+  const spoolDirectory = t.testdir();
+  const shared = new MemoryBudget(10);
+  const extra = { perBody: 6, shared };
+  const first = new RequestBody(new FakeSource(), null, true, { memoryBytes: 4, extra, spoolDirectory });
+  const second = new RequestBody(new FakeSource(), null, true, { memoryBytes: 4, extra, spoolDirectory });
+  first.push(buf('1234'), false);
+  t.equal(shared.used, 0, 'within its own 4 bytes: nothing taken from the shared budget');
+  first.push(buf('567890'), false);
+  t.equal(shared.used, 6, 'the 6 bytes past its own 4 come from the shared budget');
+  first.push(buf('x'), false);
+  t.equal(shared.used, 6, 'past its extra 6 it spools, though the shared budget has room');
+  t.equal(first.backlogBytes, 11);
+
+  second.push(buf('abcd'), false);
+  t.equal(shared.used, 6, 'a second body always has its own 4 bytes');
+  second.push(buf('efghij'), false);
+  t.equal(shared.used, 6, 'past them, 6 more would overrun the shared 10: it spools');
+  second.push(buf('k'), false);
+  t.equal(shared.used, 6, 'and once it spools, it keeps spooling until the spool drains (order)');
+
+  const firstLog: string[] = [];
+  first.consume(recorder(firstLog));
+  await eventually(() => firstLog.length === 3);
+  t.same(firstLog, ['chunk:1234', 'chunk:567890', 'chunk:x'], 'the first body hands over its backlog in order');
+  t.equal(shared.used, 0, 'and gives its bytes back');
+
+  const secondLog: string[] = [];
+  second.consume(recorder(secondLog));
+  await eventually(() => secondLog.length === 2);
+  t.same(secondLog, ['chunk:abcd', 'chunk:efghijk'], 'the spooled part comes back in order');
+  t.equal(shared.used, 0, 'bytes read back from the spool were never taken from the budget');
+  second.push(buf('lm'), false);
+  t.equal(shared.used, 0, 'a consumer taking chunks as they come holds nothing');
+});
+
+t.test('the shared budget gets back exactly what a draining body held past its own allowance', (t) => {
+  const shared = new MemoryBudget(100);
+  const b = new RequestBody(new FakeSource(), null, true, { memoryBytes: 4, extra: { perBody: 50, shared }, spoolDirectory: t.testdir() });
+  for (const text of ['aaa', 'bbb', 'ccc', 'ddd']) b.push(buf(text), false);
+  t.equal(shared.used, 8, '12 bytes held, 8 past its own 4');
+  const log: string[] = [];
+  b.consume({ ...recorder(log), chunk: (data) => {
+    log.push(`chunk:${data.toString('utf8')}`);
+    log.push(`used:${shared.used}`);
+    if (log.length === 4) b.pause();
+  } });
+  t.same(log, ['chunk:aaa', 'used:5', 'chunk:bbb', 'used:2'], 'each chunk handed over gives back what it took past the allowance');
+  b.push(buf('eee'), false);
+  t.equal(shared.used, 5, 'held again: 9 bytes, 5 past the allowance');
+  b.resume();
+  t.equal(shared.used, 0);
+  t.end();
+});
+
+t.test('the shared budget gets back what fail(), discard() and releaseUnread() drop', (t) => {
+  const shared = new MemoryBudget(100);
+  const extra = { perBody: 100, shared };
+  for (const stop of ['fail', 'discard', 'releaseUnread'] as const) {
+    const b = new RequestBody(new FakeSource(), null, true, { memoryBytes: 2, extra, spoolDirectory: t.testdir() });
+    b.push(buf('held'), stop === 'releaseUnread'); // releaseUnread: a whole body nobody read
+    t.equal(shared.used, 2, `${stop}: bytes past the body's own allowance are taken from the budget`);
+    if (stop === 'fail') b.fail(new ClientAbortedError());
+    else if (stop === 'discard') b.discard();
+    else b.releaseUnread();
+    t.equal(shared.used, 0, `${stop}: and given back`);
+    t.equal(b.backlogBytes, 0);
+  }
+
+  const released = new RequestBody(new FakeSource(), null, true, { memoryBytes: 2, extra, spoolDirectory: t.testdir() });
+  released.push(buf('part'), false);
+  released.releaseUnread();
+  released.push(buf('rest'), true);
+  t.equal(shared.used, 0, 'what arrives after releaseUnread is not held');
+  t.equal(released.backlogBytes, 0);
+
+  const consumed = new RequestBody(new FakeSource(), null, true, { memoryBytes: 2, extra, spoolDirectory: t.testdir() });
+  const log: string[] = [];
+  consumed.push(buf('all'), true);
+  consumed.consume(recorder(log));
+  consumed.releaseUnread();
+  t.same(log, ['chunk:all', 'end'], 'releaseUnread after the body was read changes nothing');
+  t.equal(shared.used, 0);
+  t.end();
 });
