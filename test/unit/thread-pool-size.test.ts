@@ -21,11 +21,16 @@ function probe(dir: string, env: NodeJS.ProcessEnv): string {
       stat('/').then(() => 'free'),
       new Promise((resolve) => setTimeout(() => resolve('stuck'), 1000)),
     ]);
-    for (const fifo of fifos) closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+    // A writer on every FIFO (O_RDWR never blocks on Linux): the blocked opens complete, and so do
+    // those still queued for a thread, whenever they start. A non-blocking O_WRONLY open instead
+    // fails with ENXIO on a FIFO whose open has not started yet, and the child then hangs at exit
+    // joining pool threads blocked on the rest.
+    const writers = fifos.map((fifo) => openSync(fifo, constants.O_RDWR));
     for (const handle of await Promise.all(held)) await handle.close();
+    for (const fd of writers) closeSync(fd);
     console.log(verdict, process.env.UV_THREADPOOL_SIZE);
   `;
-  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8', timeout: 20_000 });
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' });
   if (result.status !== 0) throw new Error(result.stderr);
   return result.stdout.trim();
 }
