@@ -1,8 +1,9 @@
 /**
  * Where the service's main thread spends its time per upload: `npm run bench:profile [-- options]`.
  *
- *   --workload screenshot|2mib|log|both   256 KiB multipart at 64 in flight, 2 MiB at 16, 8 KiB JSON at 32
- *                                    (default both: screenshot and log)
+ *   --workload screenshot|2mib|log|large|both
+ *                                    256 KiB multipart at 64 in flight, 2 MiB at 16, 8 KiB JSON at 32,
+ *                                    100 MiB multipart at 4 (default both: screenshot and log)
  *   --uploads N                      uploads per workload after a warm-up of N/4 (default 4000)
  *   --pg URL                         PostgreSQL server for the scratch database (as bench/run.ts)
  *   --out DIR                        where the .cpuprofile files go (default bench/results/profiles)
@@ -57,6 +58,11 @@ const WORKLOADS: Record<string, { workload: Workload; concurrency: number; title
     title: '8 KiB JSON (base64), 32 in flight',
     workload: { body: 'json-base64', content: 'log', size: { kind: 'fixed', bytes: 8 * KiB } },
     concurrency: 32,
+  },
+  large: {
+    title: '100 MiB multipart, 4 in flight',
+    workload: { body: 'multipart', content: 'png', size: { kind: 'fixed', bytes: 100 * MiB } },
+    concurrency: 4,
   },
 };
 

@@ -34,8 +34,11 @@ export interface UploadEnvironment<Result> {
   hashChunk(chunk: Buffer): void;
   resetHash(): void;
   digest(): Promise<string>;
-  /** Grows the upload's storage reservation; false when the team's storage is full. */
-  reserve(bytes: number): Promise<boolean>;
+  /**
+   * Grows the upload's storage reservation by `step` bytes, or by `ahead` bytes (more) when the team
+   * has ample room for them; answers the bytes added, 0 when the team's storage cannot hold `step`.
+   */
+  reserve(step: number, ahead: number | null): Promise<number>;
   release(): Promise<void>;
   /** Validates the complete upload and commits it (media row, quota, event); may throw a ServiceError. */
   commit(received: ReceivedFile, writer: ObjectWriter): Promise<Result>;
@@ -50,6 +53,12 @@ export interface UploadLimits {
   maxFileBytes: number | null;
   /** A size the request fixed for its file (an upload URL's maxSizeBytes; 413 beyond); null or absent: none. */
   fileCapBytes?: number | null;
+  /**
+   * The most the file can be, as far as the request tells (from its body's declared length); null
+   * or absent: unknown. The first reservation asks for this much at once where the team has ample
+   * room, so that a large upload waits for one reservation instead of one per doubling step.
+   */
+  expectedFileBytes?: number | null;
 }
 
 export type UploadMessage =
@@ -59,7 +68,7 @@ export type UploadMessage =
   | { type: 'abort'; reason: Error }
   | { type: 'drain' }
   | { type: 'writer-error'; error: Error }
-  | { type: 'reserved'; ok: boolean; bytes: number; exact: boolean }
+  | { type: 'reserved'; bytes: number; exact: boolean }
   | { type: 'sniffed'; outcome: SniffOutcome; generation: number }
   | { type: 'failed'; error: unknown };
 
@@ -158,7 +167,7 @@ export class UploadActor<Result> {
         return;
       case 'reserved':
         this.reservationPending = false;
-        if (message.ok) this.reservedBytes += message.bytes;
+        if (message.bytes > 0) this.reservedBytes += message.bytes;
         else if (message.exact) throw storageFull();
         // A generous step did not fit; the bytes actually received still may.
         else this.reserveExactly = true;
@@ -254,13 +263,19 @@ export class UploadActor<Result> {
     if (this.fileBytes <= Math.max(this.reservedBytes, UNRESERVED_BYTES)) return false;
     if (this.reservationPending) return true;
     const needed = this.fileBytes - this.reservedBytes;
-    // Doubling steps keep a 250 MB upload to a handful of round trips.
+    // Doubling steps keep a 250 MB upload of unknown size to a handful of round trips; when the
+    // request tells the most its file can be, that much at once if the team has ample room for it.
     let step = this.reserveExactly ? needed : Math.max(needed, MIN_RESERVATION_STEP, this.reservedBytes);
+    const expected = this.limits.expectedFileBytes ?? null;
+    let ahead = !this.reserveExactly && expected !== null && expected - this.reservedBytes > step ? expected - this.reservedBytes : null;
     const maxFile = this.limits.maxFileBytes;
-    if (maxFile !== null) step = Math.max(needed, Math.min(step, maxFile - this.reservedBytes));
+    if (maxFile !== null) {
+      step = Math.max(needed, Math.min(step, maxFile - this.reservedBytes));
+      if (ahead !== null && ahead > maxFile - this.reservedBytes) ahead = null;
+    }
     this.reservationPending = true;
-    this.env.reserve(step).then(
-      (ok) => this.send({ type: 'reserved', ok, bytes: step, exact: step === needed }),
+    this.env.reserve(step, ahead).then(
+      (bytes) => this.send({ type: 'reserved', bytes, exact: step === needed }),
       (error: unknown) => this.send({ type: 'failed', error }),
     );
     return true;

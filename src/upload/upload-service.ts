@@ -101,6 +101,11 @@ function smallestFile(route: UploadRoute, length: number): number {
   return route === 'json' ? Math.floor((content * 3) / 4) : content;
 }
 
+/** The largest file a body of `length` bytes can carry (base64 decodes to three quarters of its length at most). */
+function largestFile(route: UploadRoute, length: number): number {
+  return route === 'json' ? Math.ceil((length * 3) / 4) : length;
+}
+
 /** Why the headers alone already refuse an upload under `team`'s state, or null. */
 function refusalFromHeaders(team: TeamStorageState, route: UploadRoute, declaredLength: number | null) {
   if (declaredLength === null) return null;
@@ -209,7 +214,7 @@ export class UploadService {
         ? new PooledContentHasher(pool, this.deps.xxhash)
         : new InlineContentHasher(this.deps.xxhash);
     let reserved = false;
-    let pendingReservation: Promise<boolean> = Promise.resolve(false);
+    let pendingReservation: Promise<unknown> = Promise.resolve();
     const idleSeconds = this.deps.idleTimeoutSeconds;
     const idle = new IdleTimer(idleSeconds * 1000, () => actor.send({ type: 'abort', reason: requestTimeout(idleSeconds) }));
 
@@ -237,11 +242,13 @@ export class UploadService {
         hashChunk: (chunk) => hasher.push(chunk),
         resetHash: () => hasher.reset(),
         digest: () => hasher.digest(),
-        reserve: async (bytes) => {
-          if (fingerprintOnly) return true;
+        reserve: async (step, ahead) => {
+          if (fingerprintOnly) return ahead ?? step;
           reserved = true;
-          const reservation = quota.reserve(teamId, mediaId, storageKey, bytes);
-          pendingReservation = reservation.catch(() => false);
+          const reservation = ahead === null
+            ? quota.reserve(teamId, mediaId, storageKey, step).then((ok) => (ok ? step : 0))
+            : quota.reserveAhead(teamId, mediaId, storageKey, ahead, step);
+          pendingReservation = reservation.catch(() => 0);
           return reservation;
         },
         release: async () => {
@@ -265,7 +272,10 @@ export class UploadService {
         },
       },
       // The team's file size limit does not apply to a retry's body: it is compared, not stored.
-      { maxBodyBytes: MAX_BODY_BYTES[prepared.route], maxFileBytes: fingerprintOnly ? null : prepared.maxFileBytes, fileCapBytes: constraints?.maxFileBytes ?? null },
+      {
+        maxBodyBytes: MAX_BODY_BYTES[prepared.route], maxFileBytes: fingerprintOnly ? null : prepared.maxFileBytes, fileCapBytes: constraints?.maxFileBytes ?? null,
+        expectedFileBytes: body.declaredLength === null ? null : largestFile(prepared.route, body.declaredLength),
+      },
     );
     const running: RunningUpload = {
       id: mediaId,

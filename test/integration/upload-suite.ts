@@ -9,7 +9,8 @@ import { hashContent, loadXxhash } from '../../src/media/content-hash.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, type TestServer } from '../helpers/server.ts';
 import { closeS3Client, driverSettings, settledObjects, type Driver } from '../helpers/storage.ts';
-import { KiB, MiB, multipartBody, pngLike, send, sendChunked, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
+import { heldUpload, KiB, MiB, multipartBody, pngLike, send, sendChunked, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
+import { eventually } from '../helpers/wait.ts';
 
 
 async function readBack(server: TestServer, id: string): Promise<Buffer> {
@@ -348,6 +349,29 @@ export async function uploadSuite(t: Test, driver: Driver): Promise<void> {
       t.equal(state.reservedStorage, 0);
       t.equal(state.reservations, 0);
       t.equal((await settledObjects(driver, server.dataDir, team.teamId, created)).objects.length, created, 'storage holds exactly the landed files');
+    });
+
+    t.test(`${driver}: a large upload reserves its declared size at once where the team has room, in steps near its limit`, async (t) => {
+      /** Sends half of an 8 MiB upload, reads the team's reservation, then the rest. */
+      const reservedMidway = async ({ teamId, key }: { teamId: string; key: string }) => {
+        const held = heldUpload(server, teamId, key, pngLike(8 * MiB));
+        held.request.on('error', () => undefined);
+        t.ok(await eventually(async () => (await teamStorageState(server.databaseUrl, teamId)).reservations === 1), 'the upload is under way');
+        const reserved = (await teamStorageState(server.databaseUrl, teamId)).reservedStorage;
+        held.finish();
+        t.equal((await held.response).status, 201, 'the upload lands');
+        const state = await teamStorageState(server.databaseUrl, teamId);
+        t.match(state, { files: 1, reservedStorage: 0, reservations: 0 }, 'its reservation became used storage');
+        t.equal(state.usedStorage, state.sumOfSizes);
+        return { reserved, bodyLength: held.bodyLength };
+      };
+      const roomy = await reservedMidway(await server.createTeam('Roomy', 'enterprise'));
+      t.equal(roomy.reserved, roomy.bodyLength, 'with room to spare: the whole declared size, in one reservation');
+
+      const near = await server.createTeam('Near', 'enterprise');
+      await server.admin('PATCH', `/v1/admin/teams/${near.teamId}/limits`, { maxTeamStorage: 16 * 1024 });
+      const stepped = await reservedMidway(near);
+      t.ok(stepped.reserved > 0 && stepped.reserved <= 4 * MiB, `near the limit: steps, no further than the bytes received (${stepped.reserved})`);
     });
 
     t.test(`${driver}: a successful upload records its event and usage in the same transaction`, async (t) => {

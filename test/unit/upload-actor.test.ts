@@ -89,8 +89,11 @@ interface Harness {
   parser: () => FakeParser;
   calls: string[];
   reserveRequests: number[];
+  /** The `ahead` of each reservation request (null: none offered). */
+  aheadRequests: (number | null)[];
   resolveSniff: (outcome: SniffOutcome) => void;
-  resolveReserve: (ok: boolean) => void;
+  /** true: the team grants the most asked (`ahead`, else the step); false: nothing fits; a number: that many bytes. */
+  resolveReserve: (granted: boolean | number) => void;
 }
 
 interface HarnessOptions {
@@ -100,15 +103,17 @@ interface HarnessOptions {
   first?: FileStart | null;
   /** The multipart route's query options (null: the JSON route). */
   options?: UploadOptions | null;
+  expectedFileBytes?: number | null;
 }
 
 function harness(options: HarnessOptions = {}): Harness {
   const calls: string[] = [];
   const writers: FakeWriter[] = [];
   const reserveRequests: number[] = [];
+  const aheadRequests: (number | null)[] = [];
   let parser: FakeParser | null = null;
   let sniffResolver: (outcome: SniffOutcome) => void = () => undefined;
-  let reserveResolver: (ok: boolean) => void = () => undefined;
+  let reserveResolver: (granted: boolean | number) => void = () => undefined;
   let hashed = 0;
   const env: UploadEnvironment<ReceivedFile> = {
     createParser: (events) => (parser = new FakeParser(events, options.first === undefined ? { fieldName: 'file', fileName: 'a.bin', declaredType: null } : options.first)),
@@ -127,9 +132,12 @@ function harness(options: HarnessOptions = {}): Harness {
       calls.push('resetHash');
     },
     digest: async () => `hash-of-${hashed}`,
-    reserve: (bytes) => {
-      reserveRequests.push(bytes);
-      return new Promise((resolve) => (reserveResolver = resolve));
+    reserve: (step, ahead) => {
+      reserveRequests.push(step);
+      aheadRequests.push(ahead);
+      return new Promise((resolve) => {
+        reserveResolver = (granted) => resolve(granted === true ? (ahead ?? step) : granted === false ? 0 : granted);
+      });
     },
     release: async () => {
       calls.push('release');
@@ -142,15 +150,18 @@ function harness(options: HarnessOptions = {}): Harness {
     pauseBody: () => calls.push('pause'),
     resumeBody: () => calls.push('resume'),
   };
-  const actor = new UploadActor(env, { maxBodyBytes: options.maxBodyBytes ?? 1e9, maxFileBytes: options.maxFileBytes ?? null });
+  const actor = new UploadActor(env, {
+    maxBodyBytes: options.maxBodyBytes ?? 1e9, maxFileBytes: options.maxFileBytes ?? null, expectedFileBytes: options.expectedFileBytes ?? null,
+  });
   return {
     actor,
     writers,
     parser: () => parser!,
     calls,
     reserveRequests,
+    aheadRequests,
     resolveSniff: (outcome) => sniffResolver(outcome),
-    resolveReserve: (ok) => reserveResolver(ok),
+    resolveReserve: (granted) => reserveResolver(granted),
   };
 }
 
@@ -265,6 +276,51 @@ t.test('past the unreserved size the upload reserves, waiting paused, and fails 
   const error = (await rejection(full.actor.result)) as ServiceError;
   t.equal(error.messageKey, 'error.teamLimits.maxTeamStorage');
   t.ok(full.writers[0]!.aborted);
+});
+
+t.test('without an expected size the reservation grows in doubling steps; with one, it is offered at once', async (t) => {
+  const MiB = 1024 * 1024;
+  /** Sends `chunks` MiB, each reservation granted in full, or only its step (the team near its limit). */
+  const grown = async (h: Harness, chunks: number, grant: 'all' | 'step' = 'all') => {
+    for (let i = 0; i < chunks; i++) {
+      h.actor.send({ type: 'chunk', data: Buffer.alloc(MiB) });
+      h.resolveReserve(grant === 'all' ? true : h.reserveRequests.at(-1)!);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  const unknown = harness();
+  await grown(unknown, 10);
+  t.same(unknown.reserveRequests, [MiB, MiB, 2 * MiB, 4 * MiB, 8 * MiB], 'one round trip per doubling');
+  t.same(unknown.aheadRequests, [null, null, null, null, null], 'nothing offered ahead');
+  t.equal(unknown.calls.filter((call) => call === 'pause').length, 5, 'each one waited for with the body paused');
+
+  const known = harness({ expectedFileBytes: 10 * MiB + 300 });
+  await grown(known, 10);
+  t.same(known.reserveRequests, [MiB], 'one reservation');
+  t.same(known.aheadRequests, [10 * MiB + 300], 'of the expected size, where the team has room for it');
+  t.same(known.calls, ['pause', 'resume'], 'waited for once');
+
+  // Near its limit the team grants only the step: the upload goes on in steps, still offering the rest ahead.
+  const tight = harness({ expectedFileBytes: 10 * MiB });
+  await grown(tight, 3, 'step');
+  t.same(tight.reserveRequests, [MiB, MiB, 2 * MiB], 'the doubling steps');
+  t.same(tight.aheadRequests, [10 * MiB, 9 * MiB, 8 * MiB], 'each offering the rest of the expected size');
+
+  const capped = harness({ expectedFileBytes: 10 * MiB, maxFileBytes: 4 * MiB });
+  capped.actor.send({ type: 'chunk', data: Buffer.alloc(MiB) });
+  t.same(capped.aheadRequests, [null], 'nothing ahead past what the team lets one file be');
+
+  // The expected size is a bound: the file may be smaller, and may fit where the step did not.
+  const full = harness({ expectedFileBytes: 10 * MiB });
+  full.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES + 5) });
+  full.resolveReserve(false);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(full.reserveRequests, [MiB, UNRESERVED_BYTES + 5], 'when not even the step fits, it asks for exactly what arrived');
+  t.same(full.aheadRequests, [10 * MiB, null], 'and offers nothing ahead');
+  full.resolveReserve(true);
+  full.actor.send({ type: 'end' });
+  full.resolveSniff(allowed);
+  t.equal((await full.actor.result).size, UNRESERVED_BYTES + 5, 'the file that fits is committed');
 });
 
 t.test('the commit waits for an outstanding reservation', async (t) => {

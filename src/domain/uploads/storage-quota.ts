@@ -21,6 +21,35 @@ select ?, id, ?, ?, now(), now(), ?, ?::uuid from allowed
 on conflict (id) do update set bytes = upload_reservation.bytes + excluded.bytes, updated_at = now()
 returning bytes`;
 
+// As RESERVE, but chooses the amount under the team row's lock: the first amount when the team would
+// still have AHEAD_MARGIN_BYTES free after it, else the second when that fits, else nothing.
+// Answers the bytes added.
+const RESERVE_AHEAD = `
+with choice as (
+  select t.id, case
+      when ${LIMIT_BYTES} is null or t.used_storage + t.reserved_storage + ? + ? <= ${LIMIT_BYTES} then ?::bigint
+      when t.used_storage + t.reserved_storage + ? <= ${LIMIT_BYTES} then ?::bigint
+    end as bytes
+    from team t join team tt on tt.id = t.id left join plan p on p.id = tt.plan_id
+   where t.id = ?
+     for update of t),
+allowed as (
+  update team t set reserved_storage = t.reserved_storage + choice.bytes
+    from choice where t.id = choice.id and choice.bytes is not null
+  returning t.id, choice.bytes),
+recorded as (
+  insert into upload_reservation (id, team_id, bytes, storage_key, created_at, updated_at, instance_id, boot_id)
+  select ?, id, bytes, ?, now(), now(), ?, ?::uuid from allowed
+  on conflict (id) do update set bytes = upload_reservation.bytes + excluded.bytes, updated_at = now())
+select bytes from allowed`;
+
+/**
+ * Free storage a team must keep past a reservation of an upload's whole expected size. That size is
+ * the most its body can carry, a few hundred bytes of framing more than the file: near its limit, the
+ * team reserves in steps instead, so that no file that would fit is refused for another's slack.
+ */
+export const AHEAD_MARGIN_BYTES = 64 * 1024 * 1024;
+
 const RELEASE = `
 with released as (delete from upload_reservation where id = ? returning team_id, bytes)
 update team t set reserved_storage = t.reserved_storage - released.bytes from released where t.id = released.team_id`;
@@ -57,6 +86,17 @@ export class StorageQuota {
       bytes, teamId, bytes, uploadId, bytes, storageKey, this.owner?.instanceId ?? null, this.owner?.bootId ?? null,
     ]);
     return rows.length === 1;
+  }
+
+  /**
+   * Adds `ahead` bytes to the upload's reservation when the team keeps AHEAD_MARGIN_BYTES free
+   * after them, else `step` bytes when they fit; answers the bytes added (0: none fit). One statement.
+   */
+  async reserveAhead(teamId: string, uploadId: string, storageKey: string, ahead: number, step: number): Promise<number> {
+    const rows: { bytes: string | number }[] = await this.orm.em.getConnection().execute(RESERVE_AHEAD, [
+      ahead, AHEAD_MARGIN_BYTES, ahead, step, step, teamId, uploadId, storageKey, this.owner?.instanceId ?? null, this.owner?.bootId ?? null,
+    ]);
+    return rows.length === 1 ? Number(rows[0]!.bytes) : 0;
   }
 
   /** Gives the upload's reserved bytes back (refusal, abort, failure). Idempotent. */
