@@ -245,9 +245,7 @@ export class UploadService {
         reserve: async (step, ahead) => {
           if (fingerprintOnly) return ahead ?? step;
           reserved = true;
-          const reservation = ahead === null
-            ? quota.reserve(teamId, mediaId, storageKey, step).then((ok) => (ok ? step : 0))
-            : quota.reserveAhead(teamId, mediaId, storageKey, ahead, step);
+          const reservation = quota.reserve(teamId, mediaId, storageKey, step, ahead ?? step);
           pendingReservation = reservation.catch(() => 0);
           return reservation;
         },

@@ -8,23 +8,10 @@ export const LIMIT_BYTES = `(case when tt.limit_overrides -> 'maxTeamStorage' is
         then (tt.limit_overrides ->> 'maxTeamStorage')::bigint
         else (coalesce(p.limits, '{"maxTeamStorage": ${defaultPlanLimits.maxTeamStorage}}') ->> 'maxTeamStorage')::bigint end) * 1024`;
 
+// Adds to an upload's reservation, choosing the amount under the team row's lock: the first amount
+// when the team would still have AHEAD_MARGIN_BYTES free after it, else the second when that fits,
+// else nothing. Answers the bytes added.
 const RESERVE = `
-with allowed as (
-  update team t set reserved_storage = t.reserved_storage + ?
-    from team tt left join plan p on p.id = tt.plan_id
-   where t.id = ? and tt.id = t.id
-     and (${LIMIT_BYTES} is null
-          or t.used_storage + t.reserved_storage + ? <= ${LIMIT_BYTES})
-  returning t.id)
-insert into upload_reservation (id, team_id, bytes, storage_key, created_at, updated_at, instance_id, boot_id)
-select ?, id, ?, ?, now(), now(), ?, ?::uuid from allowed
-on conflict (id) do update set bytes = upload_reservation.bytes + excluded.bytes, updated_at = now()
-returning bytes`;
-
-// As RESERVE, but chooses the amount under the team row's lock: the first amount when the team would
-// still have AHEAD_MARGIN_BYTES free after it, else the second when that fits, else nothing.
-// Answers the bytes added.
-const RESERVE_AHEAD = `
 with choice as (
   select t.id, case
       when ${LIMIT_BYTES} is null or t.used_storage + t.reserved_storage + ? + ? <= ${LIMIT_BYTES} then ?::bigint
@@ -80,20 +67,12 @@ export class StorageQuota {
     this.owner = owner;
   }
 
-  /** Adds `bytes` to the upload's reservation; false when the team's storage cannot hold them. */
-  async reserve(teamId: string, uploadId: string, storageKey: string, bytes: number): Promise<boolean> {
-    const rows = await this.orm.em.getConnection().execute(RESERVE, [
-      bytes, teamId, bytes, uploadId, bytes, storageKey, this.owner?.instanceId ?? null, this.owner?.bootId ?? null,
-    ]);
-    return rows.length === 1;
-  }
-
   /**
-   * Adds `ahead` bytes to the upload's reservation when the team keeps AHEAD_MARGIN_BYTES free
-   * after them, else `step` bytes when they fit; answers the bytes added (0: none fit). One statement.
+   * Adds `step` bytes to the upload's reservation, or `ahead` bytes (more) when the team keeps
+   * AHEAD_MARGIN_BYTES free after them; answers the bytes added (0: not even `step` fits). One statement.
    */
-  async reserveAhead(teamId: string, uploadId: string, storageKey: string, ahead: number, step: number): Promise<number> {
-    const rows: { bytes: string | number }[] = await this.orm.em.getConnection().execute(RESERVE_AHEAD, [
+  async reserve(teamId: string, uploadId: string, storageKey: string, step: number, ahead = step): Promise<number> {
+    const rows: { bytes: string | number }[] = await this.orm.em.getConnection().execute(RESERVE, [
       ahead, AHEAD_MARGIN_BYTES, ahead, step, step, teamId, uploadId, storageKey, this.owner?.instanceId ?? null, this.owner?.bootId ?? null,
     ]);
     return rows.length === 1 ? Number(rows[0]!.bytes) : 0;
