@@ -7,6 +7,12 @@ import type { BodyParser, BodyParserEvents, FileStart } from './parsers/body-par
 export const SNIFF_BYTES = 4096;
 /** Files up to this size are not reserved while streaming; the commit's conditional update alone guards the quota. */
 export const UNRESERVED_BYTES = 256 * 1024;
+/**
+ * The same for a file whose body declares it can be at most this large (a screenshot of known
+ * length): storing it unreserved risks at most this many bytes written and removed again when its
+ * commit finds the team full, and saves a reservation statement on the team row per upload.
+ */
+export const UNRESERVED_DECLARED_BYTES = 4 * 1024 * 1024;
 const MIN_RESERVATION_STEP = 1024 * 1024;
 
 export interface SniffOutcome {
@@ -111,10 +117,14 @@ export class UploadActor<Result> {
   private reservationPending = false;
   private reserveExactly = false;
   private readonly pausedBy = new Set<'writer' | 'quota'>();
+  /** Bytes a file may reach before it is reserved. */
+  private readonly unreservedBytes: number;
 
   constructor(env: UploadEnvironment<Result>, limits: UploadLimits) {
     this.env = env;
     this.limits = limits;
+    const expected = limits.expectedFileBytes ?? null;
+    this.unreservedBytes = expected !== null && expected <= UNRESERVED_DECLARED_BYTES ? UNRESERVED_DECLARED_BYTES : UNRESERVED_BYTES;
     this.result = new Promise<Result>((resolve, reject) => {
       this.resolveResult = resolve;
       this.rejectResult = reject;
@@ -260,7 +270,7 @@ export class UploadActor<Result> {
 
   /** Starts growing the reservation when the file outgrows it; true while the upload must wait for it. */
   private requestReservation(): boolean {
-    if (this.fileBytes <= Math.max(this.reservedBytes, UNRESERVED_BYTES)) return false;
+    if (this.fileBytes <= Math.max(this.reservedBytes, this.unreservedBytes)) return false;
     if (this.reservationPending) return true;
     const needed = this.fileBytes - this.reservedBytes;
     // Doubling steps keep a 250 MB upload of unknown size to a handful of round trips; when the

@@ -16,7 +16,7 @@ import { IdleTimer } from './idle-timer.ts';
 import type { BodyParser, BodyParserEvents, FileStart } from './parsers/body-parser.ts';
 import { declaredTypeRefusal, sizeRefusal, storedTypeRefusal, type FileConstraints } from './file-constraints.ts';
 import { RunningUploads, type RunningUpload } from './running-uploads.ts';
-import { UNRESERVED_BYTES, UploadActor, type ReceivedFile } from './upload-actor.ts';
+import { UNRESERVED_DECLARED_BYTES, UploadActor, type ReceivedFile } from './upload-actor.ts';
 import type { UploadBody } from './upload-body.ts';
 import type { CommittedUpload, StoredUpload, UploadTarget } from './upload-target.ts';
 
@@ -31,9 +31,6 @@ export const MAX_BODY_BYTES: Record<UploadRoute, number> = { multipart: 260 * MB
 // Bytes of a body that may be form or JSON framing rather than file content. Only
 // used to decide, from Content-Length alone, that a file must be too large.
 const FRAMING_ALLOWANCE = 64 * 1024;
-
-/** Bodies up to this size take the team's limits from the cache: their commit checks everything again. */
-const CACHED_STATE_MAX_BODY = UNRESERVED_BYTES + FRAMING_ALLOWANCE;
 
 /** The stages of a created upload that UploadService times (the admission queue is timed by its caller). */
 export type UploadStage = 'receive' | 'store' | 'commit';
@@ -156,10 +153,10 @@ export class UploadService {
   }
 
   /**
-   * A small body of known length is judged on the cached team state (no query);
-   * the commit checks storage and file size in the database anyway. A large or
-   * chunked one reads the state fresh, and so does any refusal before it is
-   * answered, so a stale cache never refuses what the database would allow.
+   * A body of known length whose file is too small to be reserved (UNRESERVED_DECLARED_BYTES) is
+   * judged on the cached team state (no query); the commit checks storage and file size in the
+   * database anyway. A larger or chunked one reads the state fresh, and so does any refusal before
+   * it is answered, so a stale cache never refuses what the database would allow.
    */
   async prepare<Result extends CommittedUpload>(
     principal: Principal, route: UploadRoute, declaredLength: number | null, target: UploadTarget<Result>, constraints: FileConstraints | null = null,
@@ -169,7 +166,7 @@ export class UploadService {
     const oversize = declaredLength === null ? null : sizeRefusal(constraints, smallestFile(route, declaredLength));
     const { teamStates } = this.deps;
     const teamId = principal.teamId;
-    const cacheable = declaredLength !== null && declaredLength <= CACHED_STATE_MAX_BODY;
+    const cacheable = declaredLength !== null && largestFile(route, declaredLength) <= UNRESERVED_DECLARED_BYTES;
     let team = cacheable ? await teamStates.get(teamId) : await teamStates.fresh(teamId);
     const maxFile = team.limits.maxMediaFileSize;
     // The body could hold a file above a cached file size limit: the actor would refuse it mid-body.

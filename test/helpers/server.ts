@@ -121,7 +121,7 @@ export async function startTestServer(t: Teardown, options: StartOptions = {}): 
 /** Asserts the spec's error body (section 7) and returns it. */
 export function expectError(
   t: Test,
-  response: ApiResponse,
+  response: Pick<ApiResponse, 'status' | 'body'>,
   status: number,
   messageKey: string,
 ): void {

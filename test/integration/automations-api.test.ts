@@ -287,8 +287,9 @@ t.test('the outbox: one media.uploaded event per successful upload, none for ref
   ];
   t.same(refused.map((response) => response.status), [415, 402, 400, 400]);
 
-  // A client that goes away mid-body.
-  const held = heldUpload(server, team.teamId, team.key, pngLike(MiB));
+  // A client that goes away mid-body, from a body large enough to be reserved (past UNRESERVED_DECLARED_BYTES).
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMediaFileSize: 8 * MiB });
+  const held = heldUpload(server, team.teamId, team.key, pngLike(6 * MiB));
   held.request.on('error', () => undefined);
   held.response.catch(() => undefined);
   t.ok(await eventually(async () => (await teamStorageState(server.databaseUrl, team.teamId)).reservations === 1), 'the upload is under way');

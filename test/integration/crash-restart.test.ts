@@ -171,7 +171,7 @@ t.test('instances sharing a DATA_DIR get distinct ids; a restart keeps its id wi
 
   // A live upload on the first is never released by the second's sweep, however often it runs.
   const team = await first.createTeam('Shared');
-  const held = liveUpload(Number(new URL(first.baseUrl).port), team.teamId, team.key, pngLike(2 * MiB));
+  const held = liveUpload(Number(new URL(first.baseUrl).port), team.teamId, team.key, pngLike(6 * MiB));
   t.ok(await eventually(async () => (await teamStorageState(first.databaseUrl, team.teamId)).reservations === 1), 'the upload holds a reservation');
   t.same(await second.app.services.crashSweeper.runOnce(), { reservations: 0, releasedBytes: 0, uploads: 0, tusExpired: 0 }, "the other instance's sweep takes nothing");
   held.finish();

@@ -124,7 +124,7 @@ t.test('a sweep leaves alone the uploads running in its own instance, however ol
   const server = await startTestServer(t);
   await server.app.services.crashSweeper.stop(); // only the explicit runs below
   const team = await server.createTeam('Live');
-  const { body, contentType } = multipartBody([{ content: pngLike(MiB), fileName: 'live.png' }]);
+  const { body, contentType } = multipartBody([{ content: pngLike(6 * MiB), fileName: 'live.png' }]);
   const request = httpRequest(`${server.baseUrl}${uploadPath(team.teamId)}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${team.key}`, 'content-type': contentType, 'content-length': String(body.length) },

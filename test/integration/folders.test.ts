@@ -298,7 +298,7 @@ t.test('the upload folder path option finds the folders the routes made, 2024 un
 t.test('a folder deleted while an upload into it streams: 404 at commit, nothing stored or counted', async (t) => {
   const owner = await server.createTeam('FolderGoneTeam');
   const folder = await createOk({ name: 'going-away' }, owner.teamId, owner.key);
-  const held = heldUpload(server, owner.teamId, owner.key, pngLike(2 * 1024 * 1024), `folderId=${folder.id}`);
+  const held = heldUpload(server, owner.teamId, owner.key, pngLike(6 * 1024 * 1024), `folderId=${folder.id}`);
   t.ok(await eventually(async () => (await teamStorageState(server.databaseUrl, owner.teamId)).reservations === 1), 'the upload is streaming');
   const deleted = await server.media('DELETE', `${base(owner.teamId)}/${folder.id}`, owner.key);
   t.equal(deleted.status, 200);

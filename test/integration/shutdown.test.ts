@@ -103,8 +103,8 @@ t.test('SIGTERM: an upload not finished within SHUTDOWN_GRACE_SECONDS is aborted
   const service = await startService(t, { SHUTDOWN_GRACE_SECONDS: '1' });
   const team = await createTeam(service.port);
   const before = await teamStorageState(service.databaseUrl, team.teamId);
-  // Half of 1 MiB is past the unreserved size: the upload holds a storage reservation when SIGTERM comes.
-  const held = heldUpload(service.port, team.teamId, team.key, pngLike(MiB));
+  // A body past UNRESERVED_DECLARED_BYTES reserves once its file passes UNRESERVED_BYTES: half of it holds a reservation when SIGTERM comes.
+  const held = heldUpload(service.port, team.teamId, team.key, pngLike(6 * MiB));
   t.ok(await eventually(async () => (await teamStorageState(service.databaseUrl, team.teamId)).reservations === 1), 'the held upload has a reservation');
   t.equal((await tempFiles(service.dataDir)).length, 1, 'and a temp file');
 

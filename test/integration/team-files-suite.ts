@@ -273,12 +273,12 @@ export async function teamFilesSuite(t: Test, driver: Driver): Promise<void> {
   t.test('a client that aborts mid-body leaves nothing (reservation released, write aborted)', async (t) => {
     const team = await server.createTeam('Aborts');
     const before = await fileState(server, team.teamId);
-    const { body, contentType } = multipartBody([{ content: pngLike(3 * MiB), fileName: 'aborted.png' }]);
+    const { body, contentType } = multipartBody([{ content: pngLike(6 * MiB), fileName: 'aborted.png' }]);
     const request = httpRequest(`${server.baseUrl}/v1/teams/${team.teamId}/files/multipart`, {
       method: 'POST', headers: { authorization: `Bearer ${team.key}`, 'content-type': contentType, 'content-length': String(body.length) },
     });
     request.on('error', () => undefined);
-    request.write(body.subarray(0, 2 * MiB));
+    request.write(body.subarray(0, 3 * MiB));
     // Wait until the upload holds a reservation for its team-files key, then leave.
     let reserved: string | null = null;
     for (let attempt = 0; attempt < 100 && reserved === null; attempt++) {

@@ -156,7 +156,7 @@ t.test('a to-do deleted while one of its files uploads: the upload gets 404 and 
   const board = (await server.media('POST', `${base}/todo-boards`, manager.key, { body: { title: 'Race' } })).body;
   const todo = (await server.media('POST', `${base}/todo-boards/${board.id}/todos`, manager.key, { body: { title: 'Going away' } })).body;
   const before = await fileState(server, team.teamId);
-  const { body, contentType } = multipartBody([{ content: pngLike(2 * 1024 * KiB), fileName: 'late.png' }]);
+  const { body, contentType } = multipartBody([{ content: pngLike(6 * 1024 * KiB), fileName: 'late.png' }]);
   const request = httpRequest(`${server.baseUrl}${base}/todos/${todo.id}/files/multipart`, {
     method: 'POST', headers: { authorization: `Bearer ${manager.key}`, 'content-type': contentType, 'content-length': String(body.length) },
   });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -372,6 +372,29 @@ export async function uploadSuite(t: Test, driver: Driver): Promise<void> {
       await server.admin('PATCH', `/v1/admin/teams/${near.teamId}/limits`, { maxTeamStorage: 16 * 1024 });
       const stepped = await reservedMidway(near);
       t.ok(stepped.reserved > 0 && stepped.reserved <= 4 * MiB, `near the limit: steps, no further than the bytes received (${stepped.reserved})`);
+    });
+
+    t.test(`${driver}: a screenshot of declared size streams unreserved; a team filled meanwhile refuses it at its commit, leaving nothing`, async (t) => {
+      const team = await server.createTeam('Unreserved', 'enterprise');
+      await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxTeamStorage: 5 * 1024 });
+      const held = heldUpload(server, team.teamId, team.key, pngLike(3 * MiB));
+      held.request.on('error', () => undefined);
+      if (driver === 'fs') {
+        // Past UNRESERVED_BYTES on disk: an upload of unknown size would hold a reservation by now.
+        const tempBytes = async () => {
+          const dir = join(server.dataDir, 'files', '.uploads');
+          const names = await readdir(dir).catch(() => [] as string[]);
+          const sizes = await Promise.all(names.map((name) => stat(join(dir, name)).then((info) => info.size, () => 0)));
+          return sizes.reduce((sum, size) => sum + size, 0);
+        };
+        t.ok(await eventually(async () => (await tempBytes()) >= MiB), 'half of it is in its temp file');
+      }
+      t.match(await teamStorageState(server.databaseUrl, team.teamId), { reservedStorage: 0, reservations: 0 }, 'nothing reserved');
+      const filler = await uploadMultipart(server, team.teamId, team.key, { content: pngLike(3 * MiB), fileName: 'filler.png' });
+      t.equal(filler.status, 201, 'another upload fills the team meanwhile');
+      held.finish();
+      expectError(t, await held.response, 402, 'error.teamLimits.maxTeamStorage');
+      await expectNothingLeft(t, server, driver, team.teamId, { files: 1, usedStorage: 3 * MiB });
     });
 
     t.test(`${driver}: a successful upload records its event and usage in the same transaction`, async (t) => {

@@ -4,7 +4,7 @@ import { ClientAbortedError } from '../../src/http/request-body.ts';
 import type { ObjectWriter } from '../../src/storage/object-store.ts';
 import type { BodyParser, BodyParserEvents, FileStart } from '../../src/upload/parsers/body-parser.ts';
 import { refusalAtFileStart } from '../../src/upload/file-refusal.ts';
-import { UNRESERVED_BYTES, UploadActor, type ReceivedFile, type SniffOutcome, type UploadEnvironment } from '../../src/upload/upload-actor.ts';
+import { UNRESERVED_BYTES, UNRESERVED_DECLARED_BYTES, UploadActor, type ReceivedFile, type SniffOutcome, type UploadEnvironment } from '../../src/upload/upload-actor.ts';
 import type { UploadOptions } from '../../src/upload/upload-options.ts';
 
 // The actor is driven only by messages: these tests feed it messages and
@@ -321,6 +321,29 @@ t.test('without an expected size the reservation grows in doubling steps; with o
   full.actor.send({ type: 'end' });
   full.resolveSniff(allowed);
   t.equal((await full.actor.result).size, UNRESERVED_BYTES + 5, 'the file that fits is committed');
+});
+
+t.test('a file whose body declares it small is not reserved at all; one of unknown or larger size is', async (t) => {
+  const small = harness({ expectedFileBytes: UNRESERVED_DECLARED_BYTES });
+  small.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_DECLARED_BYTES) });
+  small.actor.send({ type: 'end' });
+  small.resolveSniff(allowed);
+  t.equal((await small.actor.result).size, UNRESERVED_DECLARED_BYTES, 'committed');
+  t.same(small.reserveRequests, [], 'without a reservation');
+  t.notOk(small.calls.includes('pause'), 'and without a pause');
+
+  const unknown = harness();
+  unknown.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES + 1) });
+  t.equal(unknown.reserveRequests.length, 1, 'a body of unknown length reserves past UNRESERVED_BYTES');
+
+  const larger = harness({ expectedFileBytes: UNRESERVED_DECLARED_BYTES + 1 });
+  larger.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES + 1) });
+  t.equal(larger.reserveRequests.length, 1, 'a body that may carry more reserves past UNRESERVED_BYTES');
+
+  // The declared size bounds the file; should more arrive anyway, it is reserved like any other.
+  const understated = harness({ expectedFileBytes: 1024 });
+  understated.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_DECLARED_BYTES + 1) });
+  t.equal(understated.reserveRequests.length, 1, 'past UNRESERVED_DECLARED_BYTES it reserves');
 });
 
 t.test('the commit waits for an outstanding reservation', async (t) => {
