@@ -372,7 +372,8 @@ async function emptyDir(dir: string): Promise<void> {
  * inodes freed in the last seconds when it allocates new ones (`recently_deleted()`), so deleting
  * thousands of files between phases made every file creation of the next phase scan past them
  * (measured: ~450 µs of kernel time per upload), for whichever target came next. The trash is
- * deleted when the driver's group ends.
+ * deleted when a scenario's rounds end, before the next scenario's warm-up: kept for a whole
+ * driver's group it outgrew the 40 GB bench file system (the fs group stores about 34 GB).
  */
 let trashed = 0;
 async function moveAside(dir: string): Promise<void> {
@@ -650,6 +651,7 @@ async function throughputScenarios(ctx: DriverContext): Promise<void> {
         }
       }
     }
+    await emptyTrash();
   }
 }
 
@@ -675,6 +677,7 @@ async function admissionScenarios(ctx: DriverContext): Promise<void> {
         ...(record.skipped ? { skipped: record.skipped } : {}),
       });
     }
+    await emptyTrash();
   }
   if (selected.has('sweep')) {
     log(`sweep (${ctx.driver}): 256 KiB multipart at ${settings.sweepLevels.join(', ')} in flight, ${settings.sweepSeconds} s each`);
@@ -696,6 +699,7 @@ async function admissionScenarios(ctx: DriverContext): Promise<void> {
         ...(record.skipped ? { skipped: record.skipped } : {}),
       });
     }
+    await emptyTrash();
   }
 }
 
@@ -780,6 +784,7 @@ async function settingsScenario(driver: Driver, comparison: SettingsComparison):
     log(`${comparison.name} (${driver}) failed: ${(error as Error).stack}`);
   } finally {
     for (const [value, service] of services) await stopProcess(service, `${service.name} (${comparison.setting}=${value})`);
+    await emptyTrash();
   }
 }
 

@@ -20,7 +20,7 @@
 #
 # Environment:
 #   BENCH_FS_IMAGE   the image file (default /var/tmp/media-bench-fs.img; sparse)
-#   BENCH_FS_SIZE    its size (default 40G; the full benchmark stores ~20 GB at most)
+#   BENCH_FS_SIZE    its size (default 40G; the benchmark keeps one scenario's files, ~12 GB at most)
 #   BENCH_FS_MOUNT   where it is mounted (default /mnt/media-bench-fs)
 set -euo pipefail
 
