@@ -5,13 +5,17 @@
  *                                    256 KiB multipart at 64 in flight, 2 MiB at 16, 8 KiB JSON at 32,
  *                                    100 MiB multipart at 4 (default both: screenshot and log)
  *   --uploads N                      uploads per workload after a warm-up of N/4 (default 4000)
+ *   --driver fs|s3                   the storage driver (default fs); s3 uses the S3 server of the
+ *                                    TEST_S3_* variables (default the test server on :7480), under a
+ *                                    prefix of its own emptied afterwards: keep N x size below the
+ *                                    server's room (the test server's RAM-backed OSD holds 4 GiB)
  *   --pg URL                         PostgreSQL server for the scratch database (as bench/run.ts)
  *   --out DIR                        where the .cpuprofile files go (default bench/results/profiles)
  *   --perf                           also record the process with Linux `perf` (cpu-clock, kernel
  *                                    stacks included; JIT frames named by --perf-basic-prof) and print
  *                                    its top symbols: where the kernel half of the CPU goes
  *
- * Starts the service (fs driver) with `--cpu-prof`, sends the warm-up and then the measured uploads
+ * Starts the service with `--cpu-prof`, sends the warm-up and then the measured uploads
  * from the bench's load client (a separate process), stops the service (the profile is written on
  * exit), and sums the profile's samples taken during the measured phase by what they belong to:
  * uWS, our HTTP layer, the parsers, the upload actor, storage, the database client, logging, GC,
@@ -29,6 +33,7 @@ import pg from 'pg';
 import { LoadClient } from './lib/client-handle.ts';
 import type { Job } from './lib/load-client.ts';
 import { KiB, MiB, type Workload } from './lib/payloads.ts';
+import { emptyPrefix, ensureBucket, s3Client, s3Settings } from './lib/s3.ts';
 import { repo } from './lib/servers.ts';
 import { dropDatabase, resetDatabase, startService } from './lib/service.ts';
 
@@ -104,6 +109,7 @@ function parseArgs(argv: string[]) {
     pg: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     out: join(repo, 'bench', 'results', 'profiles'),
     perf: false,
+    driver: 'fs' as 'fs' | 's3',
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -115,6 +121,11 @@ function parseArgs(argv: string[]) {
     else if (arg === '--pg') options.pg = value();
     else if (arg === '--out') options.out = value();
     else if (arg === '--perf') options.perf = true;
+    else if (arg === '--driver') {
+      const driver = value();
+      if (driver !== 'fs' && driver !== 's3') throw new Error(`unknown driver ${driver}`);
+      options.driver = driver;
+    }
     else throw new Error(`unknown option ${arg}`);
   }
   for (const name of options.workloads) if (!WORKLOADS[name]) throw new Error(`unknown workload ${name}`);
@@ -151,9 +162,11 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
   await mkdir(profileDir, { recursive: true });
   const databaseUrl = await resetDatabase(options.pg, 'media_bench_profile');
   const client = new LoadClient();
+  const s3 = options.driver === 's3' ? await openBucket() : null;
+  const s3KeyPrefix = `profile-${randomBytes(4).toString('hex')}/`;
   const service = await startService(
     {
-      driver: 'fs', databaseUrl, dataDir, s3: null, s3KeyPrefix: '', authSecret: randomBytes(24).toString('hex'),
+      driver: options.driver, databaseUrl, dataDir, s3: s3?.settings ?? null, s3KeyPrefix, authSecret: randomBytes(24).toString('hex'),
       // BENCH_SERVICE_NODE_OPTIONS (as in the bench) adds to the profiler's own options.
       extra: { NODE_OPTIONS: [`--cpu-prof --cpu-prof-dir=${profileDir}`, options.perf ? '--perf-basic-prof' : '', process.env.BENCH_SERVICE_NODE_OPTIONS ?? ''].filter(Boolean).join(' ') },
     },
@@ -188,7 +201,7 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     const { byCategory, byFunction, total } = summarize(profile, from, to);
     const uploads = result.ok;
     const busy = total - (byCategory.get('idle') ?? 0);
-    console.log(`\n## ${name}: ${title}`);
+    console.log(`\n## ${name} (${options.driver}): ${title}`);
     console.log(`${uploads} uploads in ${result.seconds.toFixed(1)} s (${(uploads / result.seconds).toFixed(0)}/s); statuses ${JSON.stringify(result.statuses)}`);
     const per = (micros: number) => (micros / uploads).toFixed(0);
     console.log(
@@ -217,8 +230,15 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     await client.stop().catch(() => undefined);
     await service.stop().catch(() => undefined);
     await rm(dataDir, { recursive: true, force: true });
+    if (s3) await emptyPrefix(s3.client, s3.settings.bucket, s3KeyPrefix).catch(() => undefined);
     await dropDatabase(options.pg, 'media_bench_profile').catch(() => undefined);
   }
+}
+
+async function openBucket() {
+  const wanted = s3Settings();
+  const client = s3Client(wanted);
+  return { client, settings: await ensureBucket(client, wanted) };
 }
 
 const STAGES = ['queue', 'receive', 'store', 'commit'] as const;
