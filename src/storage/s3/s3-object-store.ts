@@ -1,9 +1,13 @@
 // The `s3` driver: any S3-compatible endpoint (AWS S3, Ceph RGW, ...), through @aws-sdk/client-s3
 // and @aws-sdk/lib-storage.
 //
-// Writing: a writer feeds a PassThrough that lib-storage's `Upload` reads. Up to one part's worth
-// of bytes (small objects) becomes a single PutObject; anything larger becomes a multipart upload
-// with `queueSize` parts in flight at once.
+// Writing: a writer whose object is announced to fit one part (`expectedSize`, a screenshot's
+// Content-Length) keeps the caller's chunks and sends them in one PutObject at finish(); the
+// stream below cost a 2 MiB upload ~3 ms more of main-thread CPU (its reads concatenating,
+// lib-storage's gathering copy, the garbage of both: docs/performance.md). Any other writer, and one
+// whose body outgrows a part after all, feeds a PassThrough that lib-storage's `Upload` reads: up
+// to one part's worth of bytes becomes a single PutObject, anything larger a multipart upload with
+// `queueSize` parts in flight at once.
 //
 // Memory per writer, worst case ≈ (queueSize + 2) × partSize + 2 × highWaterMark:
 // every part in flight holds its buffer (queueSize), one more part is being gathered, and
@@ -32,6 +36,7 @@
 // Why not rely on lib-storage: `upload.abort()` only rejects done(); its AbortMultipartUpload is
 // sent once every part uploader has stopped, which (measured on RGW) never happens while the body
 // stream stays open, and its outcome is reported to no one.
+import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { PassThrough, Readable } from 'node:stream';
@@ -42,9 +47,10 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
+  PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import type { HeadObjectCommandOutput } from '@aws-sdk/client-s3';
+import type { HeadObjectCommandOutput, PutObjectCommandOutput } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { StorageError, assertValidKey, checkRange, isValidKey } from '../object-store.ts';
 import type {
@@ -56,7 +62,7 @@ import type {
   StaleUpload,
   StorageErrorCode,
 } from '../object-store.ts';
-import { StreamObjectWriter } from '../stream-object-writer.ts';
+import { StreamObjectWriter, type ChunkSink } from '../stream-object-writer.ts';
 import { S3ResumableStore } from './s3-resumable-store.ts';
 
 export interface S3ObjectStoreOptions {
@@ -173,13 +179,73 @@ interface StoreContext {
   bucket: string;
 }
 
+/**
+ * The sink of a writer whose object should fit one part: it keeps the chunks (the caller's, which
+ * stay unchanged once written) for one PutObject, and never asks to wait, as it holds at most a
+ * part. Past `limit` bytes it calls `overflow` once, writes what it kept into the stream that
+ * returns, and from then on forwards every chunk and that stream's 'drain'.
+ */
+class SinglePartSink extends EventEmitter implements ChunkSink {
+  readonly #limit: number;
+  readonly #overflow: () => PassThrough;
+  #chunks: Buffer[] = [];
+  #bytes = 0;
+  #stream: PassThrough | null = null;
+
+  constructor(limit: number, overflow: () => PassThrough) {
+    super();
+    this.#limit = limit;
+    this.#overflow = overflow;
+  }
+
+  write(chunk: Buffer): boolean {
+    if (this.#stream) return this.#stream.write(chunk);
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
+    if (this.#bytes <= this.#limit) return true;
+    const stream = this.#overflow();
+    this.#stream = stream;
+    stream.on('drain', () => this.emit('drain'));
+    let ready = true;
+    for (const kept of this.#chunks) ready = stream.write(kept);
+    this.#chunks = [];
+    return ready;
+  }
+
+  /** The whole body for one PutObject, or null once it went to the stream. */
+  takeBody(): Buffer | null {
+    if (this.#stream) return null;
+    const body = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#bytes);
+    this.#chunks = [];
+    return body;
+  }
+
+  drop(): void {
+    this.#chunks = [];
+  }
+}
+
+interface WriterOptions {
+  context: StoreContext;
+  key: string;
+  objectKey: string;
+  contentType: string;
+  partSize: number;
+  queueSize: number;
+  highWaterMark: number;
+  /** Keep the body for one PutObject while it fits a part (its size was announced to). */
+  singlePart: boolean;
+}
+
 class S3ObjectWriter extends StreamObjectWriter {
   readonly #context: StoreContext;
+  readonly #options: WriterOptions;
   /** The S3 object key (with the store's prefix); `key` is the key as the caller knows it. */
   readonly #objectKey: string;
-  readonly #body: PassThrough;
+  readonly #singlePart: SinglePartSink | null;
+  /** lib-storage's side: started at once, or when a single-part body outgrows its part. */
+  #stream: { body: PassThrough; done: Promise<{ ETag?: string }> } | null = null;
   readonly #controller = new AbortController();
-  readonly #done: Promise<{ ETag?: string }>;
   readonly #inFlight = new Set<Promise<void>>();
   #uploadId: string | null = null;
   /** A CreateMultipartUpload got no definite answer (network error, cancelled): one may exist. */
@@ -187,37 +253,42 @@ class S3ObjectWriter extends StreamObjectWriter {
   /** A PutObject or CompleteMultipartUpload was sent: the object may exist. */
   #objectMayExist = false;
 
-  constructor(options: {
-    context: StoreContext;
-    key: string;
-    objectKey: string;
-    contentType: string;
-    partSize: number;
-    queueSize: number;
-    highWaterMark: number;
-  }) {
-    const body = new PassThrough({ highWaterMark: options.highWaterMark });
-    super(options.key, body);
+  constructor(options: WriterOptions) {
+    // The sink is made before `this` exists; its overflow runs only on a later write().
+    let writer: S3ObjectWriter | null = null;
+    const singlePart = options.singlePart ? new SinglePartSink(options.partSize, () => writer!.#startStream().body) : null;
+    const stream = singlePart ? null : new PassThrough({ highWaterMark: options.highWaterMark });
+    super(options.key, singlePart ?? stream!);
+    writer = this;
     this.#context = options.context;
+    this.#options = options;
     this.#objectKey = options.objectKey;
-    this.#body = body;
+    this.#singlePart = singlePart;
+    if (stream) this.#startStream(stream);
+  }
+
+  /** Hands the body stream to lib-storage's Upload, which starts reading it at once. */
+  #startStream(body = new PassThrough({ highWaterMark: this.#options.highWaterMark })): { body: PassThrough; done: Promise<{ ETag?: string }> } {
+    const { context, partSize, queueSize, contentType } = this.#options;
     // lib-storage only calls `client.send` and reads `client.config`; this view of the shared
     // client routes its requests through #send, per writer, without touching the shared client.
-    const client = Object.create(options.context.client) as S3Client;
+    const client = Object.create(context.client) as S3Client;
     (client as unknown as { send: Send }).send = (command) => this.#send(command);
     const upload = new Upload({
       client,
-      params: { Bucket: options.context.bucket, Key: options.objectKey, Body: this.#body, ContentType: options.contentType },
-      partSize: options.partSize,
-      queueSize: options.queueSize,
+      params: { Bucket: context.bucket, Key: this.#objectKey, Body: body, ContentType: contentType },
+      partSize,
+      queueSize,
       leavePartsOnError: false,
       abortController: this.#controller,
     });
-    // Starts reading the body at once; it settles when the body ends (finish) or on abort/failure.
-    this.#done = upload.done();
-    this.#done.catch((error: unknown) => {
+    // Settles when the body ends (finish) or on abort/failure.
+    const done = upload.done();
+    done.catch((error: unknown) => {
       if (this.state === 'open') this.fail(error, 'write');
     });
+    this.#stream = { body, done };
+    return this.#stream;
   }
 
   protected override wrapError(error: unknown, operation: string): StorageError {
@@ -261,8 +332,18 @@ class S3ObjectWriter extends StreamObjectWriter {
   }
 
   protected override async complete(): Promise<{ size: number; etag: string | null }> {
-    this.#body.end();
-    const output = await this.#done;
+    const body = this.#singlePart?.takeBody() ?? null;
+    if (body !== null) {
+      const { bucket } = this.#context;
+      const output = await this.#send<PutObjectCommandOutput>(
+        new PutObjectCommand({ Bucket: bucket, Key: this.#objectKey, Body: body, ContentLength: body.length, ContentType: this.#options.contentType }),
+      );
+      this.throwIfAborted();
+      return { size: this.bytesWritten, etag: output.ETag || null };
+    }
+    const stream = this.#stream!;
+    stream.body.end();
+    const output = await stream.done;
     this.throwIfAborted();
     let etag = output.ETag || null;
     if (etag === null) {
@@ -280,7 +361,8 @@ class S3ObjectWriter extends StreamObjectWriter {
     // What upload.abort() does; also cancels our requests in flight and the parts in flight, so
     // lib-storage stops.
     this.#controller.abort();
-    this.#body.destroy();
+    this.#singlePart?.drop();
+    this.#stream?.body.destroy();
   }
 
   protected override async cleanUp(): Promise<void> {
@@ -378,14 +460,16 @@ export class S3ObjectStore implements ObjectStore {
 
   openWriter(key: string, options: OpenWriterOptions): ObjectWriter {
     const objectKey = this.#objectKey(key, 'openWriter');
+    const partSize = choosePartSize(this.partSize, options.expectedSize);
     return new S3ObjectWriter({
       context: { client: this.#client, bucket: this.bucket },
       key,
       objectKey,
       contentType: options.contentType,
-      partSize: choosePartSize(this.partSize, options.expectedSize),
+      partSize,
       queueSize: this.queueSize,
       highWaterMark: this.#highWaterMark,
+      singlePart: options.expectedSize !== undefined && options.expectedSize <= partSize,
     });
   }
 
