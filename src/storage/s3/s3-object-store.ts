@@ -3,7 +3,7 @@
 //
 // Writing: a writer whose object is announced to fit one part (`expectedSize`, a screenshot's
 // Content-Length) keeps the caller's chunks and sends them in one PutObject at finish(); the
-// stream below cost a 2 MiB upload ~3 ms more of main-thread CPU (its reads concatenating,
+// stream below cost a 2 MiB upload 1-3 ms more of CPU (its reads concatenating,
 // lib-storage's gathering copy, the garbage of both: docs/performance.md). Any other writer, and one
 // whose body outgrows a part after all, feeds a PassThrough that lib-storage's `Upload` reads: up
 // to one part's worth of bytes becomes a single PutObject, anything larger a multipart upload with
@@ -15,8 +15,9 @@
 // leftover after a cut also keeps the previous part's buffer alive until the next cut); the
 // PassThrough holds up to highWaterMark on each of its two sides before write() returns false.
 // With the defaults (5 MiB parts, queueSize 1, 1 MiB highWaterMark) that is about 17 MiB for a
-// large upload; a 2 MB screenshot never holds more than its own size plus the PassThrough. Dead
-// part buffers are external memory that V8 frees only at its next full GC (up to ~64 MiB later),
+// large upload; a 2 MB screenshot of declared size holds its chunks, and while its PutObject is
+// sent one concatenated copy of them. Dead part buffers are external memory that V8 frees only
+// at its next full GC (up to ~64 MiB later),
 // so RSS rises by more than the live bytes: a 250 MB upload from a loopback client raised RSS by
 // 33-36 MB with these defaults, 59-68 MB with 5 MiB x 2 and 67-98 MB with 8 MiB x 2 (RGW on the
 // same machine; the 64 MB budget is in docs/performance.md). Against that local RGW 1, 2 and 4
