@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
+import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,6 +23,7 @@ import t from 'tap';
 import { FsObjectStore } from '../../src/storage/fs/fs-object-store.ts';
 import { S3ObjectStore } from '../../src/storage/s3/s3-object-store.ts';
 import type { S3ObjectStoreOptions } from '../../src/storage/s3/s3-object-store.ts';
+import { startRecordingProxy } from '../helpers/recording-proxy.ts';
 import { runConformance } from './object-store-conformance.ts';
 
 const MiB = 1024 * 1024;
@@ -198,5 +200,35 @@ if (!(await s3Answers(s3Settings.endpoint))) {
         await proxyReset.close();
       },
     };
+  });
+
+  t.test('s3: object bodies are signed over plain HTTP and sent UNSIGNED-PAYLOAD over TLS', async (t) => {
+    const defaultCas = tls.getCACertificates('default');
+    t.teardown(() => tls.setDefaultCACertificates(defaultCas));
+    for (const overTls of [false, true]) {
+      const proxy = await startRecordingProxy(s3Settings.endpoint, { tls: overTls, headers: ['x-amz-content-sha256'] });
+      t.teardown(() => proxy.close());
+      if (proxy.certificate) tls.setDefaultCACertificates([...defaultCas, proxy.certificate]);
+      const store = new S3ObjectStore({ ...s3Settings, endpoint: proxy.endpoint, keyPrefix: `object-store-test-${randomBytes(4).toString('hex')}/` });
+      t.teardown(() => store.close());
+      for (const size of [300 * 1024, 7 * MiB]) {
+        const key = `payload-${size}`;
+        const data = randomBytes(size);
+        const writer = store.openWriter(key, { contentType: 'application/octet-stream', expectedSize: size });
+        for (let offset = 0; offset < size; offset += 64 * 1024) writer.write(data.subarray(offset, offset + 64 * 1024));
+        await writer.finish();
+        const stored: Buffer[] = [];
+        for await (const chunk of await store.read(key)) stored.push(chunk as Buffer);
+        t.ok(Buffer.concat(stored).equals(data), `${overTls ? 'TLS' : 'HTTP'}, ${size} bytes: read back whole`);
+        await store.remove(key);
+      }
+      const bodies = proxy.requests.filter((request) => request.method === 'PUT' && !request.url.includes('x-id=CopyObject'));
+      t.ok(bodies.length >= 3, `${overTls ? 'TLS' : 'HTTP'}: a PutObject and the parts of a multipart upload went through the proxy (${bodies.length})`);
+      const hashes = bodies.map((request) => request.headers['x-amz-content-sha256']);
+      if (overTls) t.same(new Set(hashes), new Set(['UNSIGNED-PAYLOAD']), 'TLS: every body is sent UNSIGNED-PAYLOAD');
+      else t.ok(hashes.every((hash) => /^[0-9a-f]{64}$/.test(hash ?? '')), 'HTTP: every body is signed with its SHA-256');
+      const others = proxy.requests.filter((request) => request.method !== 'PUT').map((request) => request.headers['x-amz-content-sha256']);
+      t.notOk(others.includes('UNSIGNED-PAYLOAD'), 'requests without an object body keep their signed hash');
+    }
   });
 }

@@ -405,6 +405,33 @@ async function abortMultipartUpload(client: S3Client, bucket: string, objectKey:
   }
 }
 
+/** AWS itself (no endpoint) is reached over HTTPS. */
+function endpointUsesTls(endpoint: string | null): boolean {
+  return endpoint === null || new URL(endpoint).protocol === 'https:';
+}
+
+/** The header SigV4 signs in place of the body's SHA-256 when it is given: the signer then does not hash. */
+const PAYLOAD_HASH_HEADER = 'x-amz-content-sha256';
+const BODY_COMMANDS = new Set(['PutObjectCommand', 'UploadPartCommand']);
+
+/**
+ * Over TLS, object bodies are sent as `UNSIGNED-PAYLOAD`: TLS already protects their bytes, and the
+ * SDK would otherwise hash every Buffer body for the signature on the main thread (SHA-256, ~1 s of
+ * CPU per GB: docs/performance.md). Over plain HTTP the signed hash is the only integrity check S3
+ * makes, so there it stays. A build-step middleware runs before the signer, which then takes the
+ * header as the payload's hash.
+ */
+function signPayloadsByTls(client: S3Client): void {
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      const request = args.request as { headers?: Record<string, string> };
+      if (BODY_COMMANDS.has(context.commandName ?? '') && request.headers) request.headers[PAYLOAD_HASH_HEADER] = 'UNSIGNED-PAYLOAD';
+      return next(args);
+    },
+    { step: 'build', name: 'unsignedPayloadOverTls' },
+  );
+}
+
 export class S3ObjectStore implements ObjectStore {
   readonly driver = 's3' as const;
   readonly bucket: string;
@@ -452,6 +479,7 @@ export class S3ObjectStore implements ObjectStore {
         httpsAgent: new https.Agent({ keepAlive: true, maxSockets }),
       },
     });
+    if (endpointUsesTls(options.endpoint)) signPayloadsByTls(this.#client);
   }
 
   #objectKey(key: unknown, operation: string): string {
