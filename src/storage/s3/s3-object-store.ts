@@ -234,7 +234,7 @@ interface WriterOptions {
   partSize: number;
   queueSize: number;
   highWaterMark: number;
-  /** Keep the body for one PutObject while it fits a part (its size was announced to). */
+  /** Keep the body for one PutObject while it fits a part (its announced size does). */
   singlePart: boolean;
 }
 
