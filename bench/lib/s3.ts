@@ -146,7 +146,7 @@ function room(space: ClusterSpace): number {
  * When less than `minBytes` fits, lets RGW collect garbage and reads again, for up to `waitMs`;
  * then answers 0 (skip the phase). Without a cluster to watch, all of `bytes`.
  */
-export async function reserveSpace(bytes: number, minBytes: number, waitMs: number): Promise<{ allowed: number; space: ClusterSpace | null }> {
+export async function reserveSpace(bytes: number, minBytes: number, waitMs: number): Promise<{ allowed: number; space: ClusterSpace | null; broken?: true }> {
   if (!cephConf()) return { allowed: bytes, space: null };
   const fresh = last !== null && Date.now() - lastAt < REREAD_MS;
   if (!fresh || room(last!) < Math.max(minBytes, Math.min(bytes, 1))) {
@@ -155,6 +155,12 @@ export async function reserveSpace(bytes: number, minBytes: number, waitMs: numb
       if (attempt > 0) await collectGarbage();
       const space = await clusterSpace();
       if (!space) return { allowed: bytes, space: null };
+      // Seen on the RAM-backed memstore: its used bytes counted below zero (-42,929), which its OSD
+      // reads as far past full ("16 EiB used"), so it drops every write and RGW hangs them.
+      if (space.used < 0) {
+        last = null;
+        return { allowed: 0, space, broken: true };
+      }
       last = space;
       lastAt = Date.now();
       handedOut = 0;
