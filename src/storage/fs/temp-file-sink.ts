@@ -69,11 +69,17 @@ export class TempFileSink implements ChunkSink {
     this.#errorListeners.push(listener);
   }
 
-  /** Writes what is queued, fsyncs when `durable`, and closes the file; rejects with the first error. */
-  async end(durable: boolean): Promise<void> {
-    const handle = await this.#opened;
+  /** Resolves once every queued byte is written; rejects with the first error. */
+  async flushed(): Promise<void> {
+    await this.#opened;
     while (this.#pumping) await this.#pumping;
     if (this.#error) throw this.#error;
+  }
+
+  /** Writes what is queued, fsyncs when `durable`, and closes the file; rejects with the first error. */
+  async end(durable: boolean): Promise<void> {
+    await this.flushed();
+    const handle = await this.#opened;
     try {
       if (durable) await handle.sync();
     } finally {
