@@ -116,9 +116,7 @@ class FsObjectWriter extends StreamObjectWriter {
       await rename(this.#file.path, this.#finalPath);
     }
     this.#renamed = true;
-    // Renamed before its fsync, so that the file's and the directory's fsyncs wait for one journal
-    // commit together instead of one each in turn. Nothing reads the key before the upload's row is
-    // committed, and that waits for both.
+    // Both fsyncs after the rename, at once: one journal commit (see "Durability" above).
     await Promise.all([this.#file.end(this.#durable), this.#durable && this.#syncDirectories(dir, created)]);
     this.throwIfAborted();
     // Every byte went through writeAll(), which fails rather than write less: the size is known.
