@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { closeSync, ftruncateSync, mkdirSync, openSync, read, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, read, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -76,6 +76,23 @@ export class BodySpool {
         resolve(bytesRead === size ? target : target.subarray(0, bytesRead));
       });
     });
+  }
+
+  /**
+   * Reads the pending bytes synchronously, in order, into `scratch` (reused: each piece is valid
+   * only during its call of `each`) for as long as `more()` says, starting the file over once all
+   * are read. Not while a read() is in progress.
+   */
+  drainSync(scratch: Buffer, more: () => boolean, each: (piece: Buffer) => void): void {
+    if (this.#reading) throw new Error('a read is already in progress');
+    while (this.pending > 0 && !this.#closeRequested && more()) {
+      const size = Math.min(scratch.length, this.pending);
+      const bytesRead = readSync(this.#fd, scratch, 0, size, this.#readPosition);
+      if (bytesRead === 0) throw new Error('the spool file ended before its pending bytes');
+      this.#readPosition += bytesRead;
+      if (this.#readPosition === this.#writePosition) this.#rewind();
+      each(scratch.subarray(0, bytesRead));
+    }
   }
 
   /** Releases the file; a read in progress finishes first (its descriptor must not be reused under it). */

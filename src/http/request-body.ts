@@ -9,8 +9,13 @@ export interface BodySource {
 }
 
 export interface BodyConsumer {
-  /** Called with chunks the consumer owns (already copied out of the transport's buffer). */
-  chunk(data: Buffer): void;
+  /**
+   * Called with chunks the consumer owns (already copied out of the transport's buffer), or with
+   * `transient` ones: views of the transport's memory, valid only during the call (see takesWhilePaused).
+   */
+  chunk(data: Buffer, transient?: boolean): void;
+  /** Whether it takes transient chunks now although it paused the body (see UploadBodyConsumer); absent: never. */
+  takesWhilePaused?(): boolean;
   end(): void;
   abort(reason: Error): void;
 }
@@ -44,6 +49,13 @@ export interface BodyBuffering {
 
 /** Read-back size from a spool: large enough to keep storage writes efficient. */
 const SPOOL_READ_BYTES = 512 * 1024;
+
+/** One buffer for the synchronous spool drains of the whole process: what it holds is handed over as transient. */
+let scratch: Buffer | null = null;
+function spoolScratch(): Buffer {
+  scratch ??= Buffer.allocUnsafeSlow(SPOOL_READ_BYTES);
+  return scratch;
+}
 
 /**
  * A request body as it arrives. The transport pushes chunks in; one consumer
@@ -168,6 +180,15 @@ export class RequestBody {
   }
 
   private hold(data: Uint8Array): void {
+    // Before memory: held chunks would be copies, allocated and collected again on every pause.
+    if (!this.readingSpool && this.consumer?.takesWhilePaused?.()) {
+      this.handOver(this.consumer, data);
+      return;
+    }
+    this.holdInMemoryOrSpool(data);
+  }
+
+  private holdInMemoryOrSpool(data: Uint8Array): void {
     const spooling = (this.spool?.pending ?? 0) > 0;
     if (!this.buffering || (!spooling && this.allowInMemory(data.length))) {
       this.queue.push(Buffer.from(data));
@@ -180,6 +201,31 @@ export class RequestBody {
     } catch (error) {
       this.abortWith(serviceUnavailable('The upload could not be buffered; try again.', 5, error));
     }
+  }
+
+  /**
+   * The backlog in memory and then `data`, to a consumer that takes them although it paused the
+   * body; `data` as a view of the transport's memory, which the consumer must not keep.
+   */
+  private handOver(consumer: BodyConsumer, data: Uint8Array): void {
+    // The consumer may stop taking on the way (a reservation to wait for): the rest is held as usual.
+    const takes = () => !this.abortReason && !this.discarded && consumer.takesWhilePaused?.() === true;
+    while (this.queue.length > 0 && takes()) {
+      const chunk = this.queue.shift()!;
+      this.removeFromHead(chunk.length);
+      consumer.chunk(chunk);
+    }
+    if (this.spool && this.spool.pending > 0 && this.queue.length === 0) {
+      try {
+        this.spool.drainSync(spoolScratch(), takes, (piece) => consumer.chunk(piece, true));
+      } catch (error) {
+        this.abortWith(serviceUnavailable('The upload could not be buffered; try again.', 5, error));
+        return;
+      }
+    }
+    if (this.abortReason || this.discarded) return;
+    if (this.backlogBytes === 0 && takes()) consumer.chunk(Buffer.from(data.buffer, data.byteOffset, data.length), true);
+    else this.holdInMemoryOrSpool(data);
   }
 
   /** Bytes of the backlog in memory that came from the transport (not read back from the spool). */

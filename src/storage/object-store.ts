@@ -10,9 +10,19 @@
  * who removes it with `ObjectStore.remove` if it must go.
  */
 export interface ObjectWriter {
-  /** Queues a chunk (the writer may keep a reference until it is written). false = the writer is behind: wait for onDrain. */
-  write(chunk: Buffer): boolean;
+  /**
+   * Queues a chunk (the writer may keep a reference until it is written). false = the writer is behind: wait for onDrain.
+   * `transient`: the chunk's memory is reused once write() returns, so the writer must not keep it:
+   * it writes it through at once or copies it.
+   */
+  write(chunk: Buffer, transient?: boolean): boolean;
   onDrain(listener: () => void): void;
+  /**
+   * True when write() takes transient chunks while behind without copying or holding them (the fs
+   * driver writes them through to its file at once), so a caller whose source cannot stop
+   * delivering may go on writing instead of buffering. Absent: false.
+   */
+  readonly writesThrough?: boolean;
   /** Called once if the writer fails before finish/abort (e.g. storage unreachable), so the upload can stop early. */
   onError(listener: (error: Error) => void): void;
   /**

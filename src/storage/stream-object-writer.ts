@@ -9,6 +9,8 @@ import type { ObjectWriter } from './object-store.ts';
 /** Where a writer's bytes go: a Writable, or anything that queues chunks and reports 'drain' like one. */
 export interface ChunkSink {
   write(chunk: Buffer): boolean;
+  /** Takes a chunk it must not keep (see ObjectWriter.write); absent: the writer copies the chunk and write()s the copy. */
+  writeTransient?(chunk: Buffer): boolean;
   on(event: 'drain', listener: () => void): unknown;
 }
 
@@ -58,10 +60,11 @@ export abstract class StreamObjectWriter implements ObjectWriter {
     return this.#bytes;
   }
 
-  write(chunk: Buffer): boolean {
+  write(chunk: Buffer, transient = false): boolean {
     if (this.#state === 'open') {
       this.#bytes += chunk.length;
-      return this.#body.write(chunk);
+      if (!transient) return this.#body.write(chunk);
+      return this.#body.writeTransient ? this.#body.writeTransient(chunk) : this.#body.write(Buffer.from(chunk));
     }
     // After a failure or abort the upload is over and the caller has been told; drop the bytes.
     if (this.#state === 'failed' || this.#state === 'aborted') return true;

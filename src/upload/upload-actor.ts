@@ -68,7 +68,8 @@ export interface UploadLimits {
 }
 
 export type UploadMessage =
-  | { type: 'chunk'; data: Buffer }
+  /** `transient`: `data` is valid only during send() (see UploadBodyConsumer). */
+  | { type: 'chunk'; data: Buffer; transient?: boolean }
   | { type: 'end' }
   | { type: 'parsed'; fields: Record<string, unknown> }
   | { type: 'abort'; reason: Error }
@@ -117,6 +118,8 @@ export class UploadActor<Result> {
   private reservationPending = false;
   private reserveExactly = false;
   private readonly pausedBy = new Set<'writer' | 'quota'>();
+  /** The chunk being parsed is transient: what the file keeps of it must be copied, and the writer told. */
+  private transientInput = false;
   /** Bytes a file may reach before it is reserved. */
   private readonly unreservedBytes: number;
 
@@ -142,6 +145,11 @@ export class UploadActor<Result> {
     return this.state;
   }
 
+  /** Paused only because the writer is behind, and the writer writes through: it may take more now. */
+  get takesWhilePaused(): boolean {
+    return this.state === 'receiving' && this.pausedBy.size === 1 && this.pausedBy.has('writer') && this.writer?.writesThrough === true;
+  }
+
   send(message: UploadMessage): void {
     if (this.state === 'done' || this.state === 'failed') return;
     try {
@@ -157,7 +165,13 @@ export class UploadActor<Result> {
         if (this.state !== 'receiving') return;
         this.bodyBytes += message.data.length;
         if (this.bodyBytes > this.limits.maxBodyBytes) throw payloadTooLarge(this.limits.maxBodyBytes);
-        this.parser.write(message.data);
+        // The parsers keep nothing of their input (file bytes are views of it, anything held is copied).
+        this.transientInput = message.transient === true;
+        try {
+          this.parser.write(message.data);
+        } finally {
+          this.transientInput = false;
+        }
         return;
       case 'end':
         if (this.state !== 'receiving') return;
@@ -239,13 +253,13 @@ export class UploadActor<Result> {
       throw teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${maxFile} bytes`, maxFile);
     }
     if (this.headBytes < SNIFF_BYTES) {
-      this.head.push(chunk);
+      this.head.push(this.transientInput ? Buffer.from(chunk.subarray(0, SNIFF_BYTES - this.headBytes)) : chunk);
       this.headBytes += chunk.length;
       if (this.headBytes >= SNIFF_BYTES) this.startSniff();
     }
     this.env.hashChunk(chunk);
     if (this.requestReservation()) this.pause('quota');
-    if (!this.writer.write(chunk)) this.pause('writer');
+    if (!this.writer.write(chunk, this.transientInput)) this.pause('writer');
   }
 
   private onFileEnd(): void {

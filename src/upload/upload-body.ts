@@ -1,7 +1,16 @@
 /** Receives a body's chunks in order, then its end or its abort. */
 export interface UploadBodyConsumer {
-  /** Called with chunks the consumer owns. */
-  chunk(data: Buffer): void;
+  /**
+   * Called with chunks the consumer owns, or with `transient` ones: views of the transport's memory,
+   * valid only during the call, which the consumer must neither keep nor hand on to be kept.
+   */
+  chunk(data: Buffer, transient?: boolean): void;
+  /**
+   * Whether the consumer, though it paused the body, can take a transient chunk now without holding
+   * it in memory (its storage writes through): a transport that delivers after pause() then hands
+   * chunks over instead of buffering them. Absent: never.
+   */
+  takesWhilePaused?(): boolean;
   end(): void;
   abort(reason: Error): void;
 }

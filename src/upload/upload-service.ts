@@ -206,10 +206,8 @@ export class UploadService {
     const storageKey = prepared.target.storageKey(teamId, mediaId);
     const { store, pool, quota } = this.deps;
     const offloadFrom = this.deps.hashOffloadMinBytes;
-    const hasher: ContentHasher =
-      offloadFrom !== null && (body.declaredLength ?? Infinity) >= offloadFrom
-        ? new PooledContentHasher(pool, this.deps.xxhash)
-        : new InlineContentHasher(this.deps.xxhash);
+    const pooledHashing = offloadFrom !== null && (body.declaredLength ?? Infinity) >= offloadFrom;
+    const hasher: ContentHasher = pooledHashing ? new PooledContentHasher(pool, this.deps.xxhash) : new InlineContentHasher(this.deps.xxhash);
     let reserved = false;
     let pendingReservation: Promise<unknown> = Promise.resolve();
     const idleSeconds = this.deps.idleTimeoutSeconds;
@@ -282,10 +280,12 @@ export class UploadService {
     };
     this.running.add(running);
     body.consume({
-      chunk: (data) => {
+      chunk: (data, transient) => {
         idle.touch();
-        actor.send({ type: 'chunk', data });
+        actor.send({ type: 'chunk', data, transient });
       },
+      // The pooled hasher may keep views of chunks until a worker takes them: it gets owned chunks only.
+      takesWhilePaused: () => !pooledHashing && actor.takesWhilePaused,
       end: () => {
         idle.stop();
         actor.send({ type: 'end' });

@@ -1,4 +1,4 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { ServiceError } from '../../src/errors/service-error.ts';
@@ -309,6 +309,95 @@ t.test('with buffering, a backlog past memoryBytes goes to an unlinked spool fil
   t.equal(received.join(''), sent.join('') + 'after;', 'every byte, in order');
   t.equal(b.backlogBytes, 0);
   t.same(source.log, ['pause', 'resume', 'pause', 'resume'], 'the socket resumes only once the backlog is gone');
+});
+
+t.test('a consumer that takes chunks while paused gets them at once, as views of the transport memory', (t) => {
+  const spoolDirectory = join(t.testdir(), 'spool');
+  const source = new FakeSource();
+  const b = new RequestBody(source, null, true, { memoryBytes: 8, spoolDirectory });
+  const received: string[] = [];
+  let takes = false;
+  b.consume({
+    chunk: (data, transient) => received.push(`${data.toString('utf8')}${transient ? ' (transient)' : ''}`),
+    takesWhilePaused: () => takes,
+    end: () => received.push('end'),
+    abort: () => t.fail('no abort'),
+  });
+  b.pause();
+  b.push(buf('abcd'), false);
+  t.same(received, [], 'a consumer that cannot take more while paused: held in memory');
+  takes = true;
+  const transport = Buffer.from('efgh');
+  b.push(transport, false);
+  t.same(received, ['abcd', 'efgh (transient)'], 'the held chunk first, as its own copy, then the new one as a view');
+  t.equal(b.backlogBytes, 0, 'nothing is left behind');
+  takes = false;
+  b.push(buf('ijklmnopq'), false);
+  t.equal(b.backlogBytes, 9, 'a consumer that cannot take more gets memory and the spool as before');
+  t.ok(existsSync(spoolDirectory), 'the spool was opened for it');
+  t.same(source.log, ['pause', 'resume', 'pause'], 'after the consumer paused, the socket stays paused throughout');
+  t.end();
+});
+
+t.test('a pending spool is read back synchronously, in order, before a chunk is handed over', (t) => {
+  const b = new RequestBody(new FakeSource(), null, true, { memoryBytes: 0, spoolDirectory: t.testdir() });
+  const received: string[] = [];
+  let takes = false;
+  b.consume({ chunk: (data) => received.push(data.toString('utf8')), takesWhilePaused: () => takes, end: () => undefined, abort: () => t.fail('no abort') });
+  b.pause();
+  b.push(buf('spooled-1;'), false);
+  b.push(buf('spooled-2;'), false);
+  t.equal(b.backlogBytes, 20, 'spooled');
+  takes = true;
+  b.push(buf('later;'), false);
+  t.equal(received.join(''), 'spooled-1;spooled-2;later;', 'the spool first, then the new chunk');
+  t.equal(b.backlogBytes, 0);
+  t.end();
+});
+
+t.test('a consumer that stops taking while the spool is read back keeps the rest, and the new chunk, behind it', async (t) => {
+  const b = new RequestBody(new FakeSource(), null, true, { memoryBytes: 0, spoolDirectory: t.testdir() });
+  const received: string[] = [];
+  let takes = false;
+  let ended = false;
+  b.consume({
+    chunk: (data) => {
+      received.push(data.toString('utf8'));
+      takes = false; // e.g. a reservation to wait for, after the first piece
+    },
+    takesWhilePaused: () => takes,
+    end: () => (ended = true),
+    abort: () => t.fail('no abort'),
+  });
+  b.pause();
+  b.push(Buffer.alloc(600 * 1024, 'a'), false); // more than one read-back piece (512 KiB)
+  takes = true;
+  b.push(buf('later;'), false);
+  t.equal(received.length, 1, 'one piece taken, then the consumer stopped');
+  t.equal(b.backlogBytes, 600 * 1024 - received[0]!.length + 'later;'.length, 'the rest and the new chunk are held');
+  b.resume();
+  b.push(buf('last;'), true);
+  await eventually(() => ended);
+  t.equal(received.join(''), 'a'.repeat(600 * 1024) + 'later;last;', 'every byte, in order');
+});
+
+t.test('while the spool is being read back asynchronously, new chunks queue behind it', async (t) => {
+  const b = new RequestBody(new FakeSource(), null, true, { memoryBytes: 0, spoolDirectory: t.testdir() });
+  const received: string[] = [];
+  let takes = false;
+  let ended = false;
+  b.consume({ chunk: (data) => received.push(data.toString('utf8')), takesWhilePaused: () => takes, end: () => (ended = true), abort: () => t.fail('no abort') });
+  b.pause();
+  b.push(buf('spooled;'), false); // spooled while the consumer did not take
+  b.resume(); // the read-back starts (asynchronous)
+  takes = true;
+  b.pause();
+  b.push(buf('later;'), false);
+  t.same(received, [], 'nothing overtakes the read in progress');
+  b.resume();
+  b.push(buf('last;'), true);
+  await eventually(() => ended);
+  t.equal(received.join(''), 'spooled;later;last;', 'every byte, in order');
 });
 
 t.test('pausing while the spool is read back holds the rest until the next resume', async (t) => {

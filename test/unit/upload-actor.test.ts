@@ -13,6 +13,7 @@ import type { UploadOptions } from '../../src/upload/upload-options.ts';
 class FakeWriter implements ObjectWriter {
   chunks: Buffer[] = [];
   accepting = true;
+  writesThrough = false;
   finished = false;
   aborted = false;
   drainListeners: (() => void)[] = [];
@@ -204,6 +205,26 @@ t.test('the body pauses while the writer is behind and resumes on drain', async 
   h.writers[0]!.accepting = true;
   h.writers[0]!.drainListeners.forEach((listener) => listener());
   t.same(h.calls, ['pause', 'resume']);
+});
+
+t.test('a body paused only by a writer that writes through may be handed more; paused for anything else, not', async (t) => {
+  const h = harness();
+  h.actor.send({ type: 'chunk', data: Buffer.from('a') });
+  t.notOk(h.actor.takesWhilePaused, 'not paused: the body flows as usual');
+  h.writers[0]!.accepting = false;
+  h.actor.send({ type: 'chunk', data: Buffer.from('b') });
+  t.notOk(h.actor.takesWhilePaused, 'a writer that would hold the bytes in memory takes no more while behind');
+  h.writers[0]!.writesThrough = true;
+  t.ok(h.actor.takesWhilePaused, 'a writer that writes through does');
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES) });
+  t.equal(h.reserveRequests.length, 1, 'the file outgrew its unreserved size');
+  t.notOk(h.actor.takesWhilePaused, 'while a reservation is awaited, the body waits whatever the writer can do');
+  h.resolveReserve(true);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.ok(h.actor.takesWhilePaused, 'reserved, and the writer still behind');
+  h.actor.send({ type: 'abort', reason: new ClientAbortedError() });
+  await rejection(h.actor.result);
+  t.notOk(h.actor.takesWhilePaused, 'a failed upload takes nothing');
 });
 
 t.test('a body past the size limit fails with 413 and cleans up', async (t) => {

@@ -75,6 +75,7 @@ function tempName(key: string): string {
 }
 
 class FsObjectWriter extends StreamObjectWriter {
+  readonly writesThrough = true;
   readonly #finalPath: string;
   readonly #root: string;
   readonly #durable: boolean;

@@ -3,6 +3,13 @@
 // WriteStream: a small upload then costs one open, one writev, one fsync and one close on the
 // thread pool, without the Writable state machine around every chunk (bench/profile.ts showed
 // that machinery at ~50 µs of main-thread time per 256 KiB upload).
+//
+// A chunk written while the queue is already full, or one the caller must get back at once
+// (writeTransient: a view of uWS's receive buffer), is not queued: it is written through at once,
+// synchronously (after what is queued, every write at its own offset). The caller was told to
+// wait, so this only happens when its source cannot stop delivering, as uWS reading on after
+// pause(); the bytes then go to the page cache once, straight from the socket's buffer, instead of
+// being held in memory or spooled to another file and read back.
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open } from 'node:fs/promises';
@@ -29,7 +36,12 @@ export class TempFileSink implements ChunkSink {
   readonly #file: string;
   readonly #highWaterMark: number;
   readonly #opened: Promise<FileHandle>;
+  /** The open file's descriptor, for writes through; null until it is open. */
+  #fd: number | null = null;
+  /** Chunks not yet handed to a write; they go at `#queueOffset`, in order. */
   #queue: Buffer[] = [];
+  #queueOffset = 0;
+  /** Bytes queued or being written by the thread pool. */
   #queuedBytes = 0;
   /** write() answered false: tell the drain listeners once the queue is below the mark again. */
   #behind = false;
@@ -44,7 +56,12 @@ export class TempFileSink implements ChunkSink {
     this.#highWaterMark = highWaterMark;
     // Opened at once, so the file exists (and is cleaned up) even when no byte is ever written.
     this.#opened = openNew(file);
-    this.#opened.catch((error: unknown) => this.#fail(error as Error));
+    this.#opened.then(
+      (handle) => {
+        this.#fd = handle.fd;
+      },
+      (error: unknown) => this.#fail(error as Error),
+    );
   }
 
   get path(): string {
@@ -53,12 +70,20 @@ export class TempFileSink implements ChunkSink {
 
   write(chunk: Buffer): boolean {
     if (this.#error || this.#closed) return true; // the writer has failed or stopped: bytes are dropped
+    if (this.#fd !== null && this.#queuedBytes >= this.#highWaterMark) return this.#writeThrough(this.#fd, chunk);
     this.#queue.push(chunk);
     this.#queuedBytes += chunk.length;
     this.#pumping ??= this.#pump();
     if (this.#queuedBytes < this.#highWaterMark) return true;
     this.#behind = true;
     return false;
+  }
+
+  /** A chunk it must not keep: written through at once once the file is open, else queued as a copy. */
+  writeTransient(chunk: Buffer): boolean {
+    if (this.#error || this.#closed) return true;
+    if (this.#fd !== null) return this.#writeThrough(this.#fd, chunk);
+    return this.write(Buffer.from(chunk));
   }
 
   on(event: 'drain', listener: () => void): void {
@@ -109,20 +134,57 @@ export class TempFileSink implements ChunkSink {
       const handle = await this.#opened;
       while (this.#queue.length > 0 && !this.#error) {
         const batch = this.#queue;
+        const offset = this.#queueOffset;
         this.#queue = [];
         const bytes = batch.reduce((sum, chunk) => sum + chunk.length, 0);
-        await writeAll(handle, batch, bytes);
+        this.#queueOffset += bytes;
+        await writeAll(handle, batch, bytes, offset);
         this.#queuedBytes -= bytes;
-        if (this.#behind && this.#queuedBytes < this.#highWaterMark) {
-          this.#behind = false;
-          for (const listener of this.#drainListeners) listener();
-        }
+        this.#drainIfCaughtUp();
       }
     } catch (error) {
       this.#fail(error as Error);
     } finally {
       this.#pumping = null;
     }
+  }
+
+  /** Writes what is queued and `chunk` synchronously; true when only the thread pool's write in progress is left behind. */
+  #writeThrough(fd: number, chunk: Buffer): boolean {
+    const queued = this.#queuedBytesNotTaken();
+    try {
+      let offset = this.#queueOffset;
+      for (const each of [...this.#queue, chunk]) {
+        writeAllSync(fd, each, offset);
+        offset += each.length;
+      }
+      this.#queueOffset = offset;
+    } catch (error) {
+      // Told after write() returns, as an asynchronous write failure would be.
+      queueMicrotask(() => this.#fail(error as Error));
+      return true;
+    }
+    this.#queue = [];
+    this.#queuedBytes -= queued;
+    if (this.#queuedBytes < this.#highWaterMark) {
+      // A caller told to wait earlier still waits for 'drain'; told after write() returns.
+      if (this.#behind) queueMicrotask(() => this.#drainIfCaughtUp());
+      return true;
+    }
+    this.#behind = true; // the pool's write in progress tells 'drain' when it ends
+    return false;
+  }
+
+  #drainIfCaughtUp(): void {
+    if (!this.#behind || this.#queuedBytes >= this.#highWaterMark) return;
+    this.#behind = false;
+    for (const listener of this.#drainListeners) listener();
+  }
+
+  #queuedBytesNotTaken(): number {
+    let bytes = 0;
+    for (const chunk of this.#queue) bytes += chunk.length;
+    return bytes;
   }
 
   #fail(error: Error): void {
@@ -133,15 +195,22 @@ export class TempFileSink implements ChunkSink {
   }
 }
 
-/** writev() until every byte is in: a regular file may take less than asked (a full disk answers an error next). */
-async function writeAll(handle: FileHandle, chunks: Buffer[], total: number): Promise<void> {
+/** writev() at `position` until every byte is in: a regular file may take less than asked (a full disk answers an error next). */
+async function writeAll(handle: FileHandle, chunks: Buffer[], total: number, position: number): Promise<void> {
   let pending = chunks;
   let left = total;
+  let at = position;
   while (left > 0) {
-    const { bytesWritten } = pending.length === 1 ? await handle.write(pending[0]!) : await handle.writev(pending);
+    const { bytesWritten } = pending.length === 1 ? await handle.write(pending[0]!, 0, pending[0]!.length, at) : await handle.writev(pending, at);
     left -= bytesWritten;
+    at += bytesWritten;
     if (left > 0) pending = rest(pending, bytesWritten);
   }
+}
+
+function writeAllSync(fd: number, chunk: Buffer, position: number): void {
+  let written = 0;
+  while (written < chunk.length) written += fs.writeSync(fd, chunk, written, chunk.length - written, position + written);
 }
 
 function rest(chunks: Buffer[], skip: number): Buffer[] {

@@ -1,0 +1,105 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { TempFileSink } from '../../src/storage/fs/temp-file-sink.ts';
+
+const bytes = (fill: string, length: number): Buffer => Buffer.alloc(length, fill);
+
+/** Resolves once the sink has opened its file (a first byte has reached it). */
+async function opened(sink: TempFileSink, file: string): Promise<void> {
+  sink.write(bytes('o', 1));
+  await sink.flushed();
+  if (readFileSync(file).length !== 1) throw new Error('the first byte did not reach the file');
+}
+
+t.test('a chunk written while the queue is full is written through at once, at its offset', async (t) => {
+  const file = join(t.testdir(), 'through.part');
+  const sink = new TempFileSink(file, 8);
+  await opened(sink, file);
+  let drained = 0;
+  sink.on('drain', () => drained++);
+  t.equal(sink.write(bytes('a', 8)), false, 'the queue is at its mark: the caller is told to wait');
+  sink.write(bytes('b', 4));
+  t.equal(readFileSync(file).subarray(1, 13).toString(), `${'a'.repeat(8)}bbbb`, 'the queue and the chunk are in the file as soon as write() returns');
+  await sink.flushed();
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(drained, 1, "the caller told to wait hears 'drain' once, with no further write");
+  sink.write(bytes('c', 3));
+  await sink.end(true);
+  t.equal(readFileSync(file).toString(), `o${'a'.repeat(8)}bbbb${'c'.repeat(3)}`, 'every byte in the order written');
+});
+
+t.test('while the pool writes a batch, later chunks past the mark go through behind it', async (t) => {
+  const file = join(t.testdir(), 'behind.part');
+  const sink = new TempFileSink(file, 8);
+  await opened(sink, file);
+  let drained = 0;
+  sink.on('drain', () => drained++);
+  sink.write(bytes('a', 8));
+  await Promise.resolve(); // the pump takes the batch to the pool
+  await Promise.resolve();
+  t.equal(sink.write(bytes('b', 4)), false, 'the pool is still writing the first chunk: still behind');
+  t.equal(readFileSync(file).subarray(9, 13).toString(), 'bbbb', 'the chunk went through at its offset, past the batch in flight');
+  await sink.end(true);
+  t.equal(readFileSync(file).toString(), `o${'a'.repeat(8)}bbbb`);
+  t.equal(drained, 1, "'drain' once the pool's write ended");
+});
+
+t.test('many writes past the mark land in order', async (t) => {
+  const file = join(t.testdir(), 'order.part');
+  const sink = new TempFileSink(file, 4);
+  await opened(sink, file);
+  const written: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const chunk = bytes(String.fromCharCode(97 + i), 3);
+    written.push(chunk.toString());
+    sink.write(chunk);
+  }
+  await sink.end(false);
+  t.equal(readFileSync(file).toString(), `o${written.join('')}`);
+});
+
+t.test('a transient chunk is written through once the file is open, and copied before', async (t) => {
+  const file = join(t.testdir(), 'transient.part');
+  const sink = new TempFileSink(file, 1024);
+  const early = bytes('e', 4);
+  sink.writeTransient(early);
+  early.fill('x'); // the caller reuses its memory once the call returns
+  await sink.flushed();
+  t.equal(readFileSync(file).toString(), 'eeee', 'before the file was open: a copy was queued');
+  const late = bytes('l', 4);
+  sink.writeTransient(late);
+  t.equal(readFileSync(file).toString(), 'eeeellll', 'once open: in the file when the call returns');
+  late.fill('x');
+  await sink.end(true);
+  t.equal(readFileSync(file).toString(), 'eeeellll');
+});
+
+// A real write failure: the child runs with a file size limit (RLIMIT_FSIZE), so that the
+// write through past it fails with EFBIG (SIGXFSZ is caught, so the write fails instead of ending the process).
+t.test('a write through that fails fails the sink: its error listeners hear it and end() rejects', (t) => {
+  const dir = t.testdir();
+  const script = `
+    process.on('SIGXFSZ', () => {});
+    import { TempFileSink } from ${JSON.stringify(new URL('../../src/storage/fs/temp-file-sink.ts', import.meta.url).href)};
+    const sink = new TempFileSink(${JSON.stringify(join(dir, 'big.part'))}, 1024);
+    const heard = [];
+    sink.onError((error) => heard.push(error.code));
+    sink.write(Buffer.alloc(1));
+    await sink.flushed();
+    sink.write(Buffer.alloc(2048));
+    sink.write(Buffer.alloc(8192));
+    const ended = await sink.end(true).then(() => 'resolved', (error) => error.code);
+    console.log(JSON.stringify({ heard, ended }));
+  `;
+  const child = spawnSync('bash', ['-c', `ulimit -f 4 && exec "${process.execPath}" --input-type=module -e "$0"`, script], {
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: '' }, // the test runner's hooks write their own files at exit, past the limit
+  });
+  t.same([child.status, child.signal], [0, null], `the child ran to its end: ${child.stderr}`);
+  const result = JSON.parse(child.stdout.trim().split('\n').at(-1) ?? '{}') as { heard: string[]; ended: string };
+  t.same(result.heard, ['EFBIG'], 'the error listener hears the failure once');
+  t.equal(result.ended, 'EFBIG', 'end() rejects with it');
+  t.end();
+});
