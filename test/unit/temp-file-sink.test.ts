@@ -2,40 +2,38 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import type { Test } from 'tap';
 import { TempFileSink } from '../../src/storage/fs/temp-file-sink.ts';
 
 const bytes = (fill: string, length: number): Buffer => Buffer.alloc(length, fill);
 
-/** Resolves once the sink has opened its file (a first byte has reached it). */
-async function opened(sink: TempFileSink, file: string): Promise<void> {
+/** A sink whose file is open (a first byte 'o' has reached it), and the count of its 'drain' events. */
+async function openSink(t: Test, name: string, highWaterMark: number): Promise<{ file: string; sink: TempFileSink; drains: () => number }> {
+  const file = join(t.testdir(), name);
+  const sink = new TempFileSink(file, highWaterMark);
   sink.write(bytes('o', 1));
   await sink.flushed();
   if (readFileSync(file).length !== 1) throw new Error('the first byte did not reach the file');
+  let drained = 0;
+  sink.on('drain', () => drained++);
+  return { file, sink, drains: () => drained };
 }
 
 t.test('a chunk written while the queue is full is written through at once, at its offset', async (t) => {
-  const file = join(t.testdir(), 'through.part');
-  const sink = new TempFileSink(file, 8);
-  await opened(sink, file);
-  let drained = 0;
-  sink.on('drain', () => drained++);
+  const { file, sink, drains } = await openSink(t, 'through.part', 8);
   t.equal(sink.write(bytes('a', 8)), false, 'the queue is at its mark: the caller is told to wait');
   sink.write(bytes('b', 4));
   t.equal(readFileSync(file).subarray(1, 13).toString(), `${'a'.repeat(8)}bbbb`, 'the queue and the chunk are in the file as soon as write() returns');
   await sink.flushed();
   await new Promise((resolve) => setImmediate(resolve));
-  t.equal(drained, 1, "the caller told to wait hears 'drain' once, with no further write");
+  t.equal(drains(), 1, "the caller told to wait hears 'drain' once, with no further write");
   sink.write(bytes('c', 3));
   await sink.end(true);
   t.equal(readFileSync(file).toString(), `o${'a'.repeat(8)}bbbb${'c'.repeat(3)}`, 'every byte in the order written');
 });
 
 t.test('while the pool writes a batch, later chunks past the mark go through behind it', async (t) => {
-  const file = join(t.testdir(), 'behind.part');
-  const sink = new TempFileSink(file, 8);
-  await opened(sink, file);
-  let drained = 0;
-  sink.on('drain', () => drained++);
+  const { file, sink, drains } = await openSink(t, 'behind.part', 8);
   sink.write(bytes('a', 8));
   await Promise.resolve(); // the pump takes the batch to the pool
   await Promise.resolve();
@@ -43,13 +41,11 @@ t.test('while the pool writes a batch, later chunks past the mark go through beh
   t.equal(readFileSync(file).subarray(9, 13).toString(), 'bbbb', 'the chunk went through at its offset, past the batch in flight');
   await sink.end(true);
   t.equal(readFileSync(file).toString(), `o${'a'.repeat(8)}bbbb`);
-  t.equal(drained, 1, "'drain' once the pool's write ended");
+  t.equal(drains(), 1, "'drain' once the pool's write ended");
 });
 
 t.test('many writes past the mark land in order', async (t) => {
-  const file = join(t.testdir(), 'order.part');
-  const sink = new TempFileSink(file, 4);
-  await opened(sink, file);
+  const { file, sink } = await openSink(t, 'order.part', 4);
   const written: string[] = [];
   for (let i = 0; i < 20; i++) {
     const chunk = bytes(String.fromCharCode(97 + i), 3);
