@@ -136,7 +136,7 @@ export class TempFileSink implements ChunkSink {
         const batch = this.#queue;
         const offset = this.#queueOffset;
         this.#queue = [];
-        const bytes = batch.reduce((sum, chunk) => sum + chunk.length, 0);
+        const bytes = bytesOf(batch);
         this.#queueOffset += bytes;
         await writeAll(handle, batch, bytes, offset);
         this.#queuedBytes -= bytes;
@@ -151,14 +151,15 @@ export class TempFileSink implements ChunkSink {
 
   /** Writes what is queued and `chunk` synchronously; true when only the thread pool's write in progress is left behind. */
   #writeThrough(fd: number, chunk: Buffer): boolean {
-    const queued = this.#queuedBytesNotTaken();
+    const queued = bytesOf(this.#queue);
     try {
       let offset = this.#queueOffset;
-      for (const each of [...this.#queue, chunk]) {
+      for (const each of this.#queue) {
         writeAllSync(fd, each, offset);
         offset += each.length;
       }
-      this.#queueOffset = offset;
+      writeAllSync(fd, chunk, offset);
+      this.#queueOffset = offset + chunk.length;
     } catch (error) {
       // Told after write() returns, as an asynchronous write failure would be.
       queueMicrotask(() => this.#fail(error as Error));
@@ -181,12 +182,6 @@ export class TempFileSink implements ChunkSink {
     for (const listener of this.#drainListeners) listener();
   }
 
-  #queuedBytesNotTaken(): number {
-    let bytes = 0;
-    for (const chunk of this.#queue) bytes += chunk.length;
-    return bytes;
-  }
-
   #fail(error: Error): void {
     if (this.#error) return;
     this.#error = error;
@@ -206,6 +201,12 @@ async function writeAll(handle: FileHandle, chunks: Buffer[], total: number, pos
     at += bytesWritten;
     if (left > 0) pending = rest(pending, bytesWritten);
   }
+}
+
+function bytesOf(chunks: Buffer[]): number {
+  let bytes = 0;
+  for (const chunk of chunks) bytes += chunk.length;
+  return bytes;
 }
 
 function writeAllSync(fd: number, chunk: Buffer, position: number): void {
