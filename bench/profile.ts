@@ -183,6 +183,7 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     const backends = await backendPids(options.pg, 'media_bench_profile');
     const stagesBefore = await readStages(service.origin);
     const cpuBefore = await readCpu(service.pid);
+    const switchesBefore = await readSwitches(service.pid);
     const pgBefore = await sumCpu(backends);
     const perf = options.perf ? startPerf(service.pid, join(profileDir, 'perf.data')) : undefined;
     const from = Number(process.hrtime.bigint() / 1000n);
@@ -190,6 +191,7 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     const to = Number(process.hrtime.bigint() / 1000n);
     await perf?.stop();
     const cpuAfter = await readCpu(service.pid);
+    const switchesAfter = await readSwitches(service.pid);
     const pgAfter = await sumCpu(backends);
     const stagesAfter = await readStages(service.origin);
     await client.stop();
@@ -207,6 +209,10 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     console.log(
       `service process CPU per upload (/proc): ${per(cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system)} µs ` +
         `(user ${per(cpuAfter.user - cpuBefore.user)}, kernel ${per(cpuAfter.system - cpuBefore.system)})`,
+    );
+    console.log(
+      `service threads' context switches per upload: ${((switchesAfter.voluntary - switchesBefore.voluntary) / uploads).toFixed(1)} voluntary, ` +
+        `${((switchesAfter.involuntary - switchesBefore.involuntary) / uploads).toFixed(1)} involuntary`,
     );
     console.log(
       `PostgreSQL backends of the service's pool per upload: ${per(pgAfter.user + pgAfter.system - pgBefore.user - pgBefore.system)} µs ` +
@@ -274,6 +280,21 @@ async function readCpu(pid: number): Promise<Cpu> {
   if (!stat) return { user: 0, system: 0 };
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { user: (Number(fields[11]) * 1e6) / 100, system: (Number(fields[12]) * 1e6) / 100 };
+}
+
+/**
+ * The context switches of all the process's threads, from /proc. Each hop to the libuv thread pool
+ * and back costs about two, and on a virtual machine a switch that wakes another CPU is dear.
+ */
+async function readSwitches(pid: number): Promise<{ voluntary: number; involuntary: number }> {
+  const total = { voluntary: 0, involuntary: 0 };
+  const threads = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  for (const thread of threads) {
+    const status = await readFile(`/proc/${pid}/task/${thread}/status`, 'utf8').catch(() => '');
+    total.voluntary += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    total.involuntary += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  }
+  return total;
 }
 
 async function sumCpu(pids: number[]): Promise<Cpu> {

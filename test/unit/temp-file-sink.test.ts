@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { Test } from 'tap';
@@ -18,6 +18,42 @@ async function openSink(t: Test, name: string, highWaterMark: number): Promise<{
   sink.on('drain', () => drained++);
   return { file, sink, drains: () => drained };
 }
+
+/** The descriptors of this process open on `file`. */
+function descriptorsOn(file: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === file;
+    } catch {
+      return false; // the directory listing's own descriptor, gone by now
+    }
+  }).length;
+}
+
+t.test('the file is closed once it is ended or destroyed', async (t) => {
+  const ended = await openSink(t, 'ended.part', 1024);
+  t.equal(descriptorsOn(ended.file), 1, 'open while in use');
+  await ended.sink.end(true);
+  t.equal(descriptorsOn(ended.file), 0, 'closed when end() resolves');
+
+  const destroyed = await openSink(t, 'destroyed.part', 1024);
+  const ending = destroyed.sink.end(true);
+  await destroyed.sink.destroy();
+  t.equal(descriptorsOn(destroyed.file), 0, 'closed when destroy() resolves');
+  await t.rejects(ending, /closed before it was ended/, 'the end() it cut short fails, without touching the closed descriptor');
+  t.equal(readFileSync(destroyed.file).toString(), 'o');
+
+  const syncing = await openSink(t, 'syncing.part', 1024);
+  const ended2 = syncing.sink.end(true);
+  await new Promise((resolve) => setImmediate(resolve)); // end() has checked and handed its fsync to the pool
+  await syncing.sink.destroy();
+  await ended2;
+  t.equal(descriptorsOn(syncing.file), 0, 'destroyed while its fsync runs: closed after the fsync, which succeeds');
+
+  const early = new TempFileSink(join(t.testdir(), 'early.part'), 1024);
+  await early.destroy();
+  t.equal(descriptorsOn(join(t.testdir(), 'early.part')), 0, 'destroyed before its open completed: closed once it opens');
+});
 
 t.test('a chunk written while the queue is full is written through at once, at its offset', async (t) => {
   const { file, sink, drains } = await openSink(t, 'through.part', 8);

@@ -1,11 +1,17 @@
-import { open } from 'node:fs/promises';
+import fs from 'node:fs';
+import { fsyncDescriptor } from './descriptor-ops.ts';
 
+/**
+ * Opens and closes the directory on the main thread, and only its fsync goes to the thread pool:
+ * the directory was just renamed into, so the open is a lookup in the kernel's cache, and a hop to
+ * the pool costs two thread wake-ups.
+ */
 export async function fsyncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
+  const fd = fs.openSync(dir, 'r');
   try {
-    await handle.sync();
+    await fsyncDescriptor(fd);
   } finally {
-    await handle.close();
+    fs.closeSync(fd);
   }
 }
 
@@ -22,7 +28,7 @@ interface DirectoryState {
  * rename happened while an fsync of that directory was already running waits for the next one,
  * which starts when the running one ends and serves every caller that arrived meanwhile. A burst
  * of uploads into one team's directory then costs a few directory fsyncs instead of one each
- * (each is an open, an fsync and a close on the thread pool, and the fsync waits for the disk).
+ * (each fsync waits for the disk).
  */
 export class DirectorySyncer {
   readonly #directories = new Map<string, DirectoryState>();

@@ -1,8 +1,10 @@
 // The fs driver's temp file as a write queue: chunks are queued by reference and written in
 // order, all that queued up while the previous write ran in one writev(). It replaces an fs
-// WriteStream: a small upload then costs one open, one writev, one fsync and one close on the
-// thread pool, without the Writable state machine around every chunk (bench/profile.ts showed
-// that machinery at ~50 µs of main-thread time per 256 KiB upload).
+// WriteStream: a small upload then costs one open, one writev and one fsync on the thread pool,
+// without the Writable state machine around every chunk (bench/profile.ts showed that machinery
+// at ~50 µs of main-thread time per 256 KiB upload). The file is a plain descriptor, closed on the
+// main thread once nothing is in flight on it: closing a file whose bytes are written waits for no
+// disk, while a hop to the thread pool and back costs two thread wake-ups.
 //
 // A chunk written while the queue is already full, or one the caller must get back at once
 // (writeTransient: a view of uWS's receive buffer), is not queued: it is written through at once,
@@ -11,33 +13,35 @@
 // pause(); the bytes then go to the page cache once, straight from the socket's buffer, instead of
 // being held in memory or spooled to another file and read back.
 import fs from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChunkSink } from '../stream-object-writer.ts';
+import { fsyncDescriptor, openDescriptor, writeAt } from './descriptor-ops.ts';
 
 function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
 }
 
 /** Opens a new file (never an existing one), creating its directory only when it is missing. */
-async function openNew(file: string): Promise<FileHandle> {
+async function openNew(file: string): Promise<number> {
   const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
   try {
-    return await open(file, flags, 0o644);
+    return await openDescriptor(file, flags, 0o644);
   } catch (error) {
     if (errorCode(error) !== 'ENOENT') throw error;
     await mkdir(path.dirname(file), { recursive: true });
-    return await open(file, flags, 0o644);
+    return await openDescriptor(file, flags, 0o644);
   }
 }
 
 export class TempFileSink implements ChunkSink {
   readonly #file: string;
   readonly #highWaterMark: number;
-  readonly #opened: Promise<FileHandle>;
-  /** The open file's descriptor, for writes through; null until it is open. */
+  readonly #opened: Promise<number>;
+  /** The open file's descriptor, for writes through; null until it is open and once it is closed. */
   #fd: number | null = null;
+  /** The fsync in flight, which the close waits for. */
+  #syncing: Promise<void> | null = null;
   /** Chunks not yet handed to a write; they go at `#queueOffset`, in order. */
   #queue: Buffer[] = [];
   #queueOffset = 0;
@@ -57,8 +61,8 @@ export class TempFileSink implements ChunkSink {
     // Opened at once, so the file exists (and is cleaned up) even when no byte is ever written.
     this.#opened = openNew(file);
     this.#opened.then(
-      (handle) => {
-        this.#fd = handle.fd;
+      (fd) => {
+        if (!this.#closed) this.#fd = fd;
       },
       (error: unknown) => this.#fail(error as Error),
     );
@@ -104,9 +108,11 @@ export class TempFileSink implements ChunkSink {
   /** Writes what is queued, fsyncs when `durable`, and closes the file; rejects with the first error. */
   async end(durable: boolean): Promise<void> {
     await this.flushed();
-    const handle = await this.#opened;
+    // destroy() meanwhile closed the descriptor: its number may already name another file.
+    if (this.#closed) throw new Error(`${this.#file} was closed before it was ended`);
+    const fd = await this.#opened;
     try {
-      if (durable) await handle.sync();
+      if (durable) await (this.#syncing = fsyncDescriptor(fd));
     } finally {
       await this.#close();
     }
@@ -122,23 +128,25 @@ export class TempFileSink implements ChunkSink {
 
   #close(): Promise<void> {
     this.#closed ??= (async () => {
-      const handle = await this.#opened.catch(() => null);
+      const fd = await this.#opened.catch(() => null);
       while (this.#pumping) await this.#pumping;
-      await handle?.close();
+      await this.#syncing?.catch(() => undefined);
+      this.#fd = null;
+      if (fd !== null) fs.closeSync(fd);
     })();
     return this.#closed;
   }
 
   async #pump(): Promise<void> {
     try {
-      const handle = await this.#opened;
+      const fd = await this.#opened;
       while (this.#queue.length > 0 && !this.#error) {
         const batch = this.#queue;
         const offset = this.#queueOffset;
         this.#queue = [];
         const bytes = bytesOf(batch);
         this.#queueOffset += bytes;
-        await writeAll(handle, batch, bytes, offset);
+        await writeAll(fd, batch, bytes, offset);
         this.#queuedBytes -= bytes;
         this.#drainIfCaughtUp();
       }
@@ -191,12 +199,12 @@ export class TempFileSink implements ChunkSink {
 }
 
 /** writev() at `position` until every byte is in: a regular file may take less than asked (a full disk answers an error next). */
-async function writeAll(handle: FileHandle, chunks: Buffer[], total: number, position: number): Promise<void> {
+async function writeAll(fd: number, chunks: Buffer[], total: number, position: number): Promise<void> {
   let pending = chunks;
   let left = total;
   let at = position;
   while (left > 0) {
-    const { bytesWritten } = pending.length === 1 ? await handle.write(pending[0]!, 0, pending[0]!.length, at) : await handle.writev(pending, at);
+    const bytesWritten = await writeAt(fd, pending, at);
     left -= bytesWritten;
     at += bytesWritten;
     if (left > 0) pending = rest(pending, bytesWritten);
