@@ -5,6 +5,7 @@
  *                                    256 KiB multipart at 64 in flight, 2 MiB at 16, 8 KiB JSON at 32,
  *                                    100 MiB multipart at 4 (default both: screenshot and log)
  *   --uploads N                      uploads per workload after a warm-up of N/4 (default 4000)
+ *   --concurrency N                  uploads in flight instead of the workload's own
  *   --driver fs|s3                   the storage driver (default fs); s3 uses the S3 server of the
  *                                    TEST_S3_* variables (default the test server on :7480), under a
  *                                    prefix of its own emptied afterwards: keep N x size below the
@@ -110,6 +111,7 @@ function parseArgs(argv: string[]) {
     out: join(repo, 'bench', 'results', 'profiles'),
     perf: false,
     driver: 'fs' as 'fs' | 's3',
+    concurrency: undefined as number | undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -121,6 +123,7 @@ function parseArgs(argv: string[]) {
     else if (arg === '--pg') options.pg = value();
     else if (arg === '--out') options.out = value();
     else if (arg === '--perf') options.perf = true;
+    else if (arg === '--concurrency') options.concurrency = Number(value());
     else if (arg === '--driver') {
       const driver = value();
       if (driver !== 'fs' && driver !== 's3') throw new Error(`unknown driver ${driver}`);
@@ -156,7 +159,8 @@ function summarize(profile: CpuProfile, from: number, to: number) {
 }
 
 async function profileWorkload(name: string, options: ReturnType<typeof parseArgs>): Promise<void> {
-  const { workload, concurrency, title } = WORKLOADS[name]!;
+  const { workload, title } = WORKLOADS[name]!;
+  const concurrency = options.concurrency ?? WORKLOADS[name]!.concurrency;
   const dataDir = join(os.tmpdir(), `media-bench-profile-${randomBytes(4).toString('hex')}`);
   const profileDir = join(options.out, `${new Date().toISOString().replace(/[:.]/g, '-')}-${name}`);
   await mkdir(profileDir, { recursive: true });
@@ -203,7 +207,7 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     const { byCategory, byFunction, total } = summarize(profile, from, to);
     const uploads = result.ok;
     const busy = total - (byCategory.get('idle') ?? 0);
-    console.log(`\n## ${name} (${options.driver}): ${title}`);
+    console.log(`\n## ${name} (${options.driver}): ${title}${concurrency === WORKLOADS[name]!.concurrency ? '' : `, run at ${concurrency} in flight`}`);
     console.log(`${uploads} uploads in ${result.seconds.toFixed(1)} s (${(uploads / result.seconds).toFixed(0)}/s); statuses ${JSON.stringify(result.statuses)}`);
     const per = (micros: number) => (micros / uploads).toFixed(0);
     console.log(
