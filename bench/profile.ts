@@ -188,6 +188,8 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     const stagesBefore = await readStages(service.origin);
     const cpuBefore = await readCpu(service.pid);
     const switchesBefore = await readSwitches(service.pid);
+    const clientBefore = await readCpu(client.pid ?? 0);
+    const machineBefore = await readMachineCpu();
     const pgBefore = await sumCpu(backends);
     const perf = options.perf ? startPerf(service.pid, join(profileDir, 'perf.data')) : undefined;
     const from = Number(process.hrtime.bigint() / 1000n);
@@ -196,6 +198,8 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     await perf?.stop();
     const cpuAfter = await readCpu(service.pid);
     const switchesAfter = await readSwitches(service.pid);
+    const clientAfter = await readCpu(client.pid ?? 0);
+    const machineAfter = await readMachineCpu();
     const pgAfter = await sumCpu(backends);
     const stagesAfter = await readStages(service.origin);
     await client.stop();
@@ -221,6 +225,14 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     console.log(
       `PostgreSQL backends of the service's pool per upload: ${per(pgAfter.user + pgAfter.system - pgBefore.user - pgBefore.system)} µs ` +
         `(${backends.length} backends; the WAL writer and checkpointer not counted)`,
+    );
+    const machine = machineAfter - machineBefore;
+    const elsewhere = machine - (cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system)
+      - (pgAfter.user + pgAfter.system - pgBefore.user - pgBefore.system) - (clientAfter.user + clientAfter.system - clientBefore.user - clientBefore.system);
+    console.log(
+      `the whole machine's CPU per upload (/proc/stat): ${per(machine)} µs, ${(machine / 1e6 / result.seconds).toFixed(2)} of ${os.cpus().length} cores busy; ` +
+        `the load client ${per(clientAfter.user + clientAfter.system - clientBefore.user - clientBefore.system)} µs, ` +
+        `everything else (kernel threads, PostgreSQL's WAL writer, other processes) ${per(elsewhere)} µs`,
     );
     console.log(`main thread, sampled, busy per upload: ${(busy / uploads).toFixed(0)} µs (idle ${(((byCategory.get('idle') ?? 0) / total) * 100).toFixed(0)} % of the phase)`);
     console.log(`mean ms per upload by stage (media_upload_stage_seconds): ${STAGES.map((stage) => `${stage} ${meanMs(stagesBefore, stagesAfter, stage)}`).join(', ')}\n`);
@@ -284,6 +296,12 @@ async function readCpu(pid: number): Promise<Cpu> {
   if (!stat) return { user: 0, system: 0 };
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { user: (Number(fields[11]) * 1e6) / 100, system: (Number(fields[12]) * 1e6) / 100 };
+}
+
+/** CPU time in µs spent by the whole machine, every CPU, from the first line of /proc/stat (idle, iowait and steal not counted). */
+async function readMachineCpu(): Promise<number> {
+  const [user, nice, system, , , irq, softirq] = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return ((user! + nice! + system! + irq! + softirq!) * 1e6) / 100;
 }
 
 /**
