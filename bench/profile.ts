@@ -1,9 +1,10 @@
 /**
  * Where the service's main thread spends its time per upload: `npm run bench:profile [-- options]`.
  *
- *   --workload screenshot|2mib|log|large|both
+ *   --workload screenshot|2mib|log|mixed|large|both
  *                                    256 KiB multipart at 64 in flight, 2 MiB at 16, 8 KiB JSON at 32,
- *                                    100 MiB multipart at 4 (default both: screenshot and log)
+ *                                    the bench's mixed fleet at 32, 100 MiB multipart at 4
+ *                                    (default both: screenshot and log)
  *   --uploads N                      uploads per workload after a warm-up of N/4 (default 4000)
  *   --concurrency N                  uploads in flight instead of the workload's own
  *   --driver fs|s3                   the storage driver (default fs); s3 uses the S3 server of the
@@ -63,6 +64,11 @@ const WORKLOADS: Record<string, { workload: Workload; concurrency: number; title
   log: {
     title: '8 KiB JSON (base64), 32 in flight',
     workload: { body: 'json-base64', content: 'log', size: { kind: 'fixed', bytes: 8 * KiB } },
+    concurrency: 32,
+  },
+  mixed: {
+    title: 'mixed fleet: 90% 256 KiB-2 MiB, 10% 32 MiB multipart, 32 in flight',
+    workload: { body: 'multipart', content: 'png', size: { kind: 'mixed', minBytes: 256 * KiB, maxBytes: 2 * MiB, largeBytes: 32 * MiB, largeShare: 0.1 } },
     concurrency: 32,
   },
   large: {

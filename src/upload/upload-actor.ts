@@ -116,6 +116,8 @@ export class UploadActor<Result> {
   private sniffOutcome: SniffOutcome | null = null;
   private reservedBytes = 0;
   private reservationPending = false;
+  /** The step the reservation on its way asks for: what it adds if it is granted at all (`ahead` only with room to spare). */
+  private askedBytes = 0;
   private reserveExactly = false;
   private readonly pausedBy = new Set<'writer' | 'quota'>();
   /** The chunk being parsed is transient: what the file keeps of it must be copied, and the writer told. */
@@ -282,10 +284,22 @@ export class UploadActor<Result> {
     this.resume('writer');
   }
 
-  /** Starts growing the reservation when the file outgrows it; true while the upload must wait for it. */
+  /**
+   * Starts growing the reservation when the file outgrows it; true while the upload must wait for it.
+   * While a reservation is on its way, the file goes on into the step it asks for: the commit waits
+   * for the answer anyway, and a refusal removes what was written. Pausing the body at once saved
+   * nothing: a near client sends on after a pause, and what it sent went to the body spool, to be
+   * written, read back and written again once the reservation came (measured in docs/performance.md).
+   * Not into `ahead`: near its limit the team grants only the step, and bytes past it would make the
+   * next step (sized on the bytes received) reserve more than the file has.
+   */
   private requestReservation(): boolean {
     if (this.fileBytes <= Math.max(this.reservedBytes, this.unreservedBytes)) return false;
-    if (this.reservationPending) return true;
+    if (!this.reservationPending) this.startReservation();
+    return this.fileBytes > this.reservedBytes + this.askedBytes;
+  }
+
+  private startReservation(): void {
     const needed = this.fileBytes - this.reservedBytes;
     // Doubling steps keep a 250 MB upload of unknown size to a handful of round trips; when the
     // request tells the most its file can be, that much at once if the team has ample room for it.
@@ -298,11 +312,11 @@ export class UploadActor<Result> {
       if (ahead !== null && ahead > maxFile - this.reservedBytes) ahead = null;
     }
     this.reservationPending = true;
+    this.askedBytes = step;
     this.env.reserve(step, ahead).then(
       (bytes) => this.send({ type: 'reserved', bytes, exact: step === needed }),
       (error: unknown) => this.send({ type: 'failed', error }),
     );
-    return true;
   }
 
   private startSniff(): void {

@@ -16,7 +16,7 @@ import { IdleTimer } from './idle-timer.ts';
 import type { BodyParser, BodyParserEvents, FileStart } from './parsers/body-parser.ts';
 import { declaredTypeRefusal, sizeRefusal, storedTypeRefusal, type FileConstraints } from './file-constraints.ts';
 import { RunningUploads, type RunningUpload } from './running-uploads.ts';
-import { UNRESERVED_DECLARED_BYTES, UploadActor, type ReceivedFile } from './upload-actor.ts';
+import { UploadActor, type ReceivedFile } from './upload-actor.ts';
 import type { UploadBody } from './upload-body.ts';
 import type { CommittedUpload, StoredUpload, UploadTarget } from './upload-target.ts';
 
@@ -153,10 +153,13 @@ export class UploadService {
   }
 
   /**
-   * A body of known length whose file is too small to be reserved (UNRESERVED_DECLARED_BYTES) is
-   * judged on the cached team state (no query); the commit checks storage and file size in the
-   * database anyway. A larger or chunked one reads the state fresh, and so does any refusal before
-   * it is answered, so a stale cache never refuses what the database would allow.
+   * A body of known length is judged on the cached team state (no query): its reservation and its
+   * commit check storage and file size in the database anyway. Any refusal reads the state fresh
+   * before it is answered, so a stale cache never refuses what the database would allow, and a
+   * chunked body reads it fresh at once (the actor refuses it mid-body at the file size limit it is
+   * given). A stale state that admits costs what the body sends before its reservation or its commit
+   * refuses it. Large bodies read fresh here once: a near client's bytes then went to the body spool
+   * while the query ran (docs/performance.md).
    */
   async prepare<Result extends CommittedUpload>(
     principal: Principal, route: UploadRoute, declaredLength: number | null, target: UploadTarget<Result>, constraints: FileConstraints | null = null,
@@ -166,7 +169,7 @@ export class UploadService {
     const oversize = declaredLength === null ? null : sizeRefusal(constraints, smallestFile(route, declaredLength));
     const { teamStates } = this.deps;
     const teamId = principal.teamId;
-    const cacheable = declaredLength !== null && largestFile(route, declaredLength) <= UNRESERVED_DECLARED_BYTES;
+    const cacheable = declaredLength !== null;
     let team = cacheable ? await teamStates.get(teamId) : await teamStates.fresh(teamId);
     const maxFile = team.limits.maxMediaFileSize;
     // The body could hold a file above a cached file size limit: the actor would refuse it mid-body.

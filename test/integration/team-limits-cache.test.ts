@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { connectPg } from '../helpers/database.ts';
 import { startTestServer, type CreatedTeam, type TestServer } from '../helpers/server.ts';
 import { driverSettings } from '../helpers/storage.ts';
-import { KiB, pngLike, teamStorageState, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
+import { KiB, MiB, pngLike, teamStorageState, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
 
 // Team limits come from a per-instance cache (issue 18.4): a change is seen at once by the next
@@ -118,4 +118,36 @@ t.test('a lowered or raised storage limit is exact for the next upload on every 
   const after = await teamStorageState(first.databaseUrl, team.teamId);
   t.equal(after.usedStorage, after.sumOfSizes);
   t.equal(after.usedStorage, state.usedStorage + 2 * 200 * KiB);
+});
+
+t.test('a large body of known length is judged on the cache; a team filled meanwhile refuses it by its reservation, leaving nothing', async (t) => {
+  const team = await first.createTeam('LargeCached', 'enterprise');
+  await cachedOnBoth(t, team);
+  const before = await teamStorageState(first.databaseUrl, team.teamId);
+  const file = (name: string) => ({ content: pngLike(6 * MiB), fileName: name });
+  // Room for 1 MiB more, and no instance has heard it: the cached state still has room for 6 MiB.
+  await setLimitsSilently(team, { maxTeamStorage: Math.ceil(before.usedStorage / KiB) + 1024 });
+  for (const server of [first, second]) {
+    t.ok(server.app.services.teamStates.has(team.teamId), 'the cache still holds the old limits');
+    const refused = await uploadMultipart(server, team.teamId, team.key, file('large.png'));
+    t.equal(refused.status, 402, 'the reservation checks the storage limit in the database');
+    t.equal(refused.body.messageKey, 'error.teamLimits.maxTeamStorage');
+  }
+  t.same(await teamStorageState(first.databaseUrl, team.teamId), before, 'nothing stored, counted or reserved');
+  await setLimitsSilently(team, { maxTeamStorage: Math.ceil(before.usedStorage / KiB) + 8 * 1024 });
+  const states = second.app.services.teamStates;
+  const fresh = states.fresh.bind(states);
+  let freshReads = 0;
+  states.fresh = (teamId) => {
+    freshReads++;
+    return fresh(teamId);
+  };
+  t.teardown(() => {
+    states.fresh = fresh;
+  });
+  t.equal((await uploadMultipart(second, team.teamId, team.key, file('fits.png'))).status, 201, 'one that fits lands');
+  t.equal(freshReads, 0, 'with no team-state query before its body');
+  const after = await teamStorageState(first.databaseUrl, team.teamId);
+  t.equal(after.usedStorage, before.usedStorage + 6 * MiB);
+  t.equal(after.usedStorage, after.sumOfSizes);
 });

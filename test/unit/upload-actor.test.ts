@@ -218,7 +218,9 @@ t.test('a body paused only by a writer that writes through may be handed more; p
   t.ok(h.actor.takesWhilePaused, 'a writer that writes through does');
   h.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES) });
   t.equal(h.reserveRequests.length, 1, 'the file outgrew its unreserved size');
-  t.notOk(h.actor.takesWhilePaused, 'while a reservation is awaited, the body waits whatever the writer can do');
+  t.ok(h.actor.takesWhilePaused, 'while a reservation is on its way, the file may grow into what it asks for');
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(h.reserveRequests[0]!) });
+  t.notOk(h.actor.takesWhilePaused, 'past that, the body waits for the reservation whatever the writer can do');
   h.resolveReserve(true);
   await new Promise((resolve) => setImmediate(resolve));
   t.ok(h.actor.takesWhilePaused, 'reserved, and the writer still behind');
@@ -276,23 +278,31 @@ t.test('a storage error fails the upload', async (t) => {
   t.ok(h.writers[0]!.aborted);
 });
 
-t.test('past the unreserved size the upload reserves, waiting paused, and fails with 402 when storage is full', async (t) => {
+t.test('past the unreserved size the upload reserves, grows into what it asks for meanwhile, and fails with 402 when storage is full', async (t) => {
   const h = harness();
   h.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES) });
   t.same(h.reserveRequests, [], 'small files do not reserve');
   h.actor.send({ type: 'chunk', data: Buffer.alloc(10) });
   t.equal(h.reserveRequests.length, 1);
-  t.ok(h.reserveRequests[0]! >= UNRESERVED_BYTES + 10, 'reserves at least what arrived');
-  t.same(h.calls, ['pause'], 'waits for the reservation with the body paused');
+  const asked = h.reserveRequests[0]!;
+  t.ok(asked >= UNRESERVED_BYTES + 10, 'reserves at least what arrived');
+  t.same(h.calls, [], 'goes on receiving while the reservation is on its way');
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(asked - UNRESERVED_BYTES - 10) });
+  t.same(h.calls, [], 'up to all it asked for');
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(1) });
+  t.same(h.calls, ['pause'], 'past that, waits for the reservation with the body paused');
+  t.equal(h.reserveRequests.length, 1, 'one reservation on its way at a time');
   h.resolveReserve(true);
   await new Promise((resolve) => setImmediate(resolve));
-  t.same(h.calls, ['pause', 'resume']);
+  t.same(h.calls, ['pause', 'resume'], 'granted: the body flows again');
+  t.equal(h.reserveRequests.length, 2, 'and the byte past it is asked for at once');
 
   const full = harness();
   full.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES + 1) });
+  full.actor.send({ type: 'chunk', data: Buffer.alloc(1000) });
   full.resolveReserve(false);
   await new Promise((resolve) => setImmediate(resolve));
-  t.same(full.reserveRequests, [full.reserveRequests[0], UNRESERVED_BYTES + 1], 'after a generous step fails, it asks for exactly what arrived');
+  t.same(full.reserveRequests, [full.reserveRequests[0], UNRESERVED_BYTES + 1001], 'after a generous step fails, it asks for exactly what arrived, meanwhile too');
   full.resolveReserve(false);
   const error = (await rejection(full.actor.result)) as ServiceError;
   t.equal(error.messageKey, 'error.teamLimits.maxTeamStorage');
@@ -313,13 +323,13 @@ t.test('without an expected size the reservation grows in doubling steps; with o
   await grown(unknown, 10);
   t.same(unknown.reserveRequests, [MiB, MiB, 2 * MiB, 4 * MiB, 8 * MiB], 'one round trip per doubling');
   t.same(unknown.aheadRequests, [null, null, null, null, null], 'nothing offered ahead');
-  t.equal(unknown.calls.filter((call) => call === 'pause').length, 5, 'each one waited for with the body paused');
+  t.notOk(unknown.calls.includes('pause'), 'none waited for: each asked for more than the next chunk brought');
 
   const known = harness({ expectedFileBytes: 10 * MiB + 300 });
   await grown(known, 10);
   t.same(known.reserveRequests, [MiB], 'one reservation');
   t.same(known.aheadRequests, [10 * MiB + 300], 'of the expected size, where the team has room for it');
-  t.same(known.calls, ['pause', 'resume'], 'waited for once');
+  t.same(known.calls, [], 'never waited for');
 
   // Near its limit the team grants only the step: the upload goes on in steps, still offering the rest ahead.
   const tight = harness({ expectedFileBytes: 10 * MiB });
@@ -342,6 +352,22 @@ t.test('without an expected size the reservation grows in doubling steps; with o
   full.actor.send({ type: 'end' });
   full.resolveSniff(allowed);
   t.equal((await full.actor.result).size, UNRESERVED_BYTES + 5, 'the file that fits is committed');
+});
+
+t.test('while a reservation offering more ahead is on its way, the file grows only into its step', async (t) => {
+  const MiB = 1024 * 1024;
+  const h = harness({ expectedFileBytes: 10 * MiB });
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES + 1) });
+  t.same(h.reserveRequests, [MiB]);
+  t.same(h.aheadRequests, [10 * MiB]);
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(MiB - UNRESERVED_BYTES - 1) });
+  t.same(h.calls, [], 'up to the step');
+  h.actor.send({ type: 'chunk', data: Buffer.alloc(1) });
+  t.same(h.calls, ['pause'], 'not past it: a team near its limit grants only the step');
+  h.resolveReserve(MiB);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(h.calls, ['pause', 'resume'], 'granted the step: the body flows again');
+  t.same(h.reserveRequests, [MiB, MiB], 'and the next step asks for the byte past it');
 });
 
 t.test('a file whose body declares it small is not reserved at all; one of unknown or larger size is', async (t) => {
