@@ -203,24 +203,15 @@ export class HttpServer {
       exchange.controller.abort();
       body.fail(new ClientAbortedError());
     });
-    res.onData((chunk, isLast) => {
-      // uWS reuses the chunk's memory after this callback returns: push() copies or spools it.
-      body.push(new Uint8Array(chunk), isLast);
-      if (isLast) exchange.holdUntilAnswered();
-      else exchange.bodyProgressed();
-    });
-    if (!hasBody) exchange.holdUntilAnswered();
-
     const request: HttpRequest = {
       id, method, path, query, headers, params: {}, remoteAddress, body,
       log: exchange.log, signal: exchange.controller.signal,
     };
     this.inFlight++;
-    // Started once uWS has parsed everything that arrived with this request. A pipelined request in
-    // the same read makes uWS close the connection (it serves one request at a time), and onAborted
-    // has then fired: such a request is dropped before anything of it is done, rather than done with
-    // its answer lost.
-    setImmediate(() => {
+    let handling = false;
+    const handle = () => {
+      if (handling) return;
+      handling = true;
       const handled = exchange.aborted ? Promise.resolve(null) : this.handle(request, exchange, framing.valid ? null : framing.reason, headerBytes);
       void handled.then((answer) => {
         if (answer === null) return;
@@ -233,7 +224,25 @@ export class HttpServer {
         this.inFlight--;
         if (this.inFlight === 0) this.onIdle?.();
       });
+    };
+    // A body framed by Content-Length that goes on past a chunk filled the rest of uWS's read: no
+    // request can be pipelined behind it there, so its request is handled at once.
+    const nothingPipelinedBehind = framing.valid && !framing.chunked;
+    res.onData((chunk, isLast) => {
+      // uWS reuses the chunk's memory after this callback returns: push() copies or spools it.
+      body.push(new Uint8Array(chunk), isLast);
+      if (isLast) exchange.holdUntilAnswered();
+      else exchange.bodyProgressed();
+      if (!isLast && nothingPipelinedBehind && !handling) queueMicrotask(handle);
     });
+    if (!hasBody) exchange.holdUntilAnswered();
+    // Otherwise handled once uWS has parsed everything that arrived with this request. A pipelined
+    // request in the same read makes uWS close the connection (it serves one request at a time), and
+    // onAborted has then fired: such a request is dropped before anything of it is done, rather than
+    // done with its answer lost. setImmediate waits for every socket the loop has ready, though: under
+    // load that took tens of ms, long enough for a near client's whole body to reach the spool before
+    // its upload started (docs/performance.md).
+    setImmediate(handle);
   }
 
   private async handle(

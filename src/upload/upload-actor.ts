@@ -65,6 +65,11 @@ export interface UploadLimits {
    * room, so that a large upload waits for one reservation instead of one per doubling step.
    */
   expectedFileBytes?: number | null;
+  /**
+   * The team had room for all of the expected size, with the margin the reservation keeps, when last
+   * seen: while that reservation is on its way, the file may grow into all of it, not only its step.
+   */
+  aheadLikelyGranted?: boolean;
 }
 
 export type UploadMessage =
@@ -116,7 +121,7 @@ export class UploadActor<Result> {
   private sniffOutcome: SniffOutcome | null = null;
   private reservedBytes = 0;
   private reservationPending = false;
-  /** The step the reservation on its way asks for: what it adds if it is granted at all (`ahead` only with room to spare). */
+  /** What the file may grow into while the reservation on its way is awaited: its step, or its `ahead` where that is likely granted. */
   private askedBytes = 0;
   private reserveExactly = false;
   private readonly pausedBy = new Set<'writer' | 'quota'>();
@@ -286,12 +291,13 @@ export class UploadActor<Result> {
 
   /**
    * Starts growing the reservation when the file outgrows it; true while the upload must wait for it.
-   * While a reservation is on its way, the file goes on into the step it asks for: the commit waits
-   * for the answer anyway, and a refusal removes what was written. Pausing the body at once saved
-   * nothing: a near client sends on after a pause, and what it sent went to the body spool, to be
-   * written, read back and written again once the reservation came (measured in docs/performance.md).
-   * Not into `ahead`: near its limit the team grants only the step, and bytes past it would make the
-   * next step (sized on the bytes received) reserve more than the file has.
+   * While a reservation is on its way, the file goes on into the step it asks for, or into all it
+   * offers ahead when the team had ample room for that: the commit waits for the answer anyway, and a
+   * refusal removes what was written. Pausing the body at once saved nothing: a near client sends on
+   * after a pause, and what it sent went to the body spool, to be written, read back and written
+   * again once the reservation came (measured in docs/performance.md). Not into `ahead` near the
+   * team's limit: the team then grants only the step, and bytes past it would make the next step
+   * (sized on the bytes received) reserve more than the file has.
    */
   private requestReservation(): boolean {
     if (this.fileBytes <= Math.max(this.reservedBytes, this.unreservedBytes)) return false;
@@ -312,7 +318,7 @@ export class UploadActor<Result> {
       if (ahead !== null && ahead > maxFile - this.reservedBytes) ahead = null;
     }
     this.reservationPending = true;
-    this.askedBytes = step;
+    this.askedBytes = ahead !== null && this.limits.aheadLikelyGranted === true ? ahead : step;
     this.env.reserve(step, ahead).then(
       (bytes) => this.send({ type: 'reserved', bytes, exact: step === needed }),
       (error: unknown) => this.send({ type: 'failed', error }),

@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { IdempotencyClaim } from '../domain/idempotency/idempotency-keys.ts';
 import type { TeamStateCache } from '../domain/teams/team-state-cache.ts';
 import type { TeamStorageState } from '../domain/teams/team.service.ts';
-import type { StorageQuota } from '../domain/uploads/storage-quota.ts';
+import { AHEAD_MARGIN_BYTES, type StorageQuota } from '../domain/uploads/storage-quota.ts';
 import { payloadTooLarge, requestTimeout, serviceUnavailable, teamLimit } from '../errors/errors.ts';
 import type { XxHashApi } from '../media/content-hash.ts';
 import { resolveContentType, sniffContent } from '../media/file-type.ts';
@@ -65,6 +65,8 @@ export interface PreparedUpload<Result extends CommittedUpload = CommittedUpload
   maxFileBytes: number | null;
   /** Size and type limits the request fixed for its file (an upload URL's); null: none. */
   constraints: FileConstraints | null;
+  /** The team's free storage as last seen (a hint, maybe cached): null when unlimited. */
+  freeStorage: number | null;
 }
 
 export interface UploadRequest<Result extends CommittedUpload = CommittedUpload> {
@@ -103,6 +105,12 @@ function largestFile(route: UploadRoute, length: number): number {
   return route === 'json' ? Math.ceil((length * 3) / 4) : length;
 }
 
+/** Bytes the team can still store by `team`'s counters; null when its storage is unlimited. */
+function freeStorageOf(team: TeamStorageState): number | null {
+  const limit = team.limits.maxTeamStorage;
+  return limit === null ? null : limit * 1024 - team.usedStorage - team.reservedStorage;
+}
+
 /** Why the headers alone already refuse an upload under `team`'s state, or null. */
 function refusalFromHeaders(team: TeamStorageState, route: UploadRoute, declaredLength: number | null) {
   if (declaredLength === null) return null;
@@ -111,8 +119,8 @@ function refusalFromHeaders(team: TeamStorageState, route: UploadRoute, declared
   if (limits.maxMediaFileSize !== null && least > limits.maxMediaFileSize) {
     return teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${limits.maxMediaFileSize} bytes`, limits.maxMediaFileSize);
   }
-  const storageBytes = limits.maxTeamStorage === null ? null : limits.maxTeamStorage * 1024;
-  if (storageBytes !== null && team.usedStorage + team.reservedStorage + least > storageBytes) {
+  const free = freeStorageOf(team);
+  if (free !== null && least > free) {
     return teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
   }
   return null;
@@ -180,7 +188,7 @@ export class UploadService {
     const refusal = refusalFromHeaders(team, route, declaredLength) ?? oversize;
     if (refusal) throw refusal;
     await target.beforeBody?.();
-    return { principal, route, target, maxFileBytes: team.limits.maxMediaFileSize, constraints };
+    return { principal, route, target, maxFileBytes: team.limits.maxMediaFileSize, constraints, freeStorage: freeStorageOf(team) };
   }
 
   /** Streams the body through an UploadActor and answers the 201 body, or throws the refusal. */
@@ -213,6 +221,8 @@ export class UploadService {
     const hasher: ContentHasher = pooledHashing ? new PooledContentHasher(pool, this.deps.xxhash) : new InlineContentHasher(this.deps.xxhash);
     let reserved = false;
     let pendingReservation: Promise<unknown> = Promise.resolve();
+    const expectedFileBytes = body.declaredLength === null ? null : largestFile(prepared.route, body.declaredLength);
+    const free = prepared.freeStorage;
     const idleSeconds = this.deps.idleTimeoutSeconds;
     const idle = new IdleTimer(idleSeconds * 1000, () => actor.send({ type: 'abort', reason: requestTimeout(idleSeconds) }));
 
@@ -270,7 +280,9 @@ export class UploadService {
       // The team's file size limit does not apply to a retry's body: it is compared, not stored.
       {
         maxBodyBytes: MAX_BODY_BYTES[prepared.route], maxFileBytes: fingerprintOnly ? null : prepared.maxFileBytes, fileCapBytes: constraints?.maxFileBytes ?? null,
-        expectedFileBytes: body.declaredLength === null ? null : largestFile(prepared.route, body.declaredLength),
+        expectedFileBytes,
+        // The reservation's rule for granting the whole expected size (StorageQuota.reserve), on the last seen state.
+        aheadLikelyGranted: expectedFileBytes !== null && (free === null || free - expectedFileBytes >= AHEAD_MARGIN_BYTES),
       },
     );
     const running: RunningUpload = {

@@ -105,6 +105,7 @@ interface HarnessOptions {
   /** The multipart route's query options (null: the JSON route). */
   options?: UploadOptions | null;
   expectedFileBytes?: number | null;
+  aheadLikelyGranted?: boolean;
 }
 
 function harness(options: HarnessOptions = {}): Harness {
@@ -153,6 +154,7 @@ function harness(options: HarnessOptions = {}): Harness {
   };
   const actor = new UploadActor(env, {
     maxBodyBytes: options.maxBodyBytes ?? 1e9, maxFileBytes: options.maxFileBytes ?? null, expectedFileBytes: options.expectedFileBytes ?? null,
+    aheadLikelyGranted: options.aheadLikelyGranted ?? false,
   });
   return {
     actor,
@@ -354,7 +356,7 @@ t.test('without an expected size the reservation grows in doubling steps; with o
   t.equal((await full.actor.result).size, UNRESERVED_BYTES + 5, 'the file that fits is committed');
 });
 
-t.test('while a reservation offering more ahead is on its way, the file grows only into its step', async (t) => {
+t.test('while a reservation offering more ahead is on its way, the file grows into its step, or into all of it where the team had ample room', async (t) => {
   const MiB = 1024 * 1024;
   const h = harness({ expectedFileBytes: 10 * MiB });
   h.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES + 1) });
@@ -368,6 +370,31 @@ t.test('while a reservation offering more ahead is on its way, the file grows on
   await new Promise((resolve) => setImmediate(resolve));
   t.same(h.calls, ['pause', 'resume'], 'granted the step: the body flows again');
   t.same(h.reserveRequests, [MiB, MiB], 'and the next step asks for the byte past it');
+
+  const roomy = harness({ expectedFileBytes: 10 * MiB, aheadLikelyGranted: true });
+  roomy.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES + 1) });
+  t.same(roomy.aheadRequests, [10 * MiB]);
+  roomy.actor.send({ type: 'chunk', data: Buffer.alloc(10 * MiB - UNRESERVED_BYTES - 1) });
+  t.same(roomy.calls, [], 'a team with ample room: into all it offers ahead');
+  roomy.actor.send({ type: 'chunk', data: Buffer.alloc(1) });
+  t.same(roomy.calls, ['pause'], 'and no further');
+  roomy.resolveReserve(true);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(roomy.calls, ['pause', 'resume']);
+  t.equal(roomy.reserveRequests.length, 2, 'the byte past it asked for next');
+
+  // The team filled meanwhile: only the step is granted, and the file, grown past it, asks for the rest.
+  const stale = harness({ expectedFileBytes: 10 * MiB, aheadLikelyGranted: true });
+  const refused = rejection(stale.actor.result);
+  stale.actor.send({ type: 'chunk', data: Buffer.alloc(UNRESERVED_BYTES + 1) });
+  stale.actor.send({ type: 'chunk', data: Buffer.alloc(3 * MiB - UNRESERVED_BYTES - 1) });
+  t.same(stale.calls, [], 'the file grows past the step');
+  stale.resolveReserve(MiB);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(stale.reserveRequests, [MiB, 2 * MiB], 'granted only the step, it asks for exactly what arrived past it');
+  stale.resolveReserve(false);
+  t.equal(((await refused) as ServiceError).messageKey, 'error.teamLimits.maxTeamStorage', 'refused: 402');
+  t.ok(stale.writers[0]!.aborted, 'and what was written is removed');
 });
 
 t.test('a file whose body declares it small is not reserved at all; one of unknown or larger size is', async (t) => {

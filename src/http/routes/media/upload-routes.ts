@@ -164,7 +164,7 @@ export function uploadRunner(deps: Omit<UploadRouteDeps, 'authenticator' | 'rate
     const { request } = call;
     const release = await deps.gate.admit(call.principal.teamId, request.signal);
     try {
-      const prepared: PreparedUpload = { principal: call.principal, route: call.kind, target: call.target, maxFileBytes: null, constraints: null };
+      const prepared: PreparedUpload = { principal: call.principal, route: call.kind, target: call.target, maxFileBytes: null, constraints: null, freeStorage: null };
       const fingerprint = await deps.uploads.fingerprint({ prepared, body: request.body, createParser: call.createParser });
       if (fingerprint !== contentFingerprint) throw idempotencyKeyReused();
     } finally {
