@@ -85,7 +85,7 @@ export function renderMarkdown(report: BenchReport): string {
     }
     out();
 
-    out('**Service / reference** (same run, phases alternating service, reference, … in rounds). Storage reference: the file sink on fs, lib-storage straight to S3 on s3.');
+    out('**Service / reference** (same run, phases alternating service and references in rounds, the order turned around every round). Storage reference: the file sink on fs, lib-storage straight to S3 on s3.');
     out();
     out('| scenario | driver | MB/s ÷ HTTP sink | MB/s ÷ storage reference | uploads/s ÷ Fastify peer | p99: service / peer |');
     out('|---|---|---:|---:|---:|---|');
