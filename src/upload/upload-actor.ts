@@ -122,7 +122,7 @@ export class UploadActor<Result> {
   private reservedBytes = 0;
   private reservationPending = false;
   /** What the file may grow into while the reservation on its way is awaited: its step, or its `ahead` where that is likely granted. */
-  private askedBytes = 0;
+  private pendingAllowance = 0;
   private reserveExactly = false;
   private readonly pausedBy = new Set<'writer' | 'quota'>();
   /** The chunk being parsed is transient: what the file keeps of it must be copied, and the writer told. */
@@ -302,7 +302,7 @@ export class UploadActor<Result> {
   private requestReservation(): boolean {
     if (this.fileBytes <= Math.max(this.reservedBytes, this.unreservedBytes)) return false;
     if (!this.reservationPending) this.startReservation();
-    return this.fileBytes > this.reservedBytes + this.askedBytes;
+    return this.fileBytes > this.reservedBytes + this.pendingAllowance;
   }
 
   private startReservation(): void {
@@ -318,7 +318,7 @@ export class UploadActor<Result> {
       if (ahead !== null && ahead > maxFile - this.reservedBytes) ahead = null;
     }
     this.reservationPending = true;
-    this.askedBytes = ahead !== null && this.limits.aheadLikelyGranted === true ? ahead : step;
+    this.pendingAllowance = ahead !== null && this.limits.aheadLikelyGranted === true ? ahead : step;
     this.env.reserve(step, ahead).then(
       (bytes) => this.send({ type: 'reserved', bytes, exact: step === needed }),
       (error: unknown) => this.send({ type: 'failed', error }),

@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { IdempotencyClaim } from '../domain/idempotency/idempotency-keys.ts';
 import type { TeamStateCache } from '../domain/teams/team-state-cache.ts';
 import type { TeamStorageState } from '../domain/teams/team.service.ts';
-import { AHEAD_MARGIN_BYTES, type StorageQuota } from '../domain/uploads/storage-quota.ts';
+import { grantsAhead, type StorageQuota } from '../domain/uploads/storage-quota.ts';
 import { payloadTooLarge, requestTimeout, serviceUnavailable, teamLimit } from '../errors/errors.ts';
 import type { XxHashApi } from '../media/content-hash.ts';
 import { resolveContentType, sniffContent } from '../media/file-type.ts';
@@ -166,8 +166,7 @@ export class UploadService {
    * before it is answered, so a stale cache never refuses what the database would allow, and a
    * chunked body reads it fresh at once (the actor refuses it mid-body at the file size limit it is
    * given). A stale state that admits costs what the body sends before its reservation or its commit
-   * refuses it. Large bodies read fresh here once: a near client's bytes then went to the body spool
-   * while the query ran (docs/performance.md).
+   * refuses it; a query here would cost every large body a round trip before its first byte is read.
    */
   async prepare<Result extends CommittedUpload>(
     principal: Principal, route: UploadRoute, declaredLength: number | null, target: UploadTarget<Result>, constraints: FileConstraints | null = null,
@@ -222,7 +221,6 @@ export class UploadService {
     let reserved = false;
     let pendingReservation: Promise<unknown> = Promise.resolve();
     const expectedFileBytes = body.declaredLength === null ? null : largestFile(prepared.route, body.declaredLength);
-    const free = prepared.freeStorage;
     const idleSeconds = this.deps.idleTimeoutSeconds;
     const idle = new IdleTimer(idleSeconds * 1000, () => actor.send({ type: 'abort', reason: requestTimeout(idleSeconds) }));
 
@@ -281,8 +279,7 @@ export class UploadService {
       {
         maxBodyBytes: MAX_BODY_BYTES[prepared.route], maxFileBytes: fingerprintOnly ? null : prepared.maxFileBytes, fileCapBytes: constraints?.maxFileBytes ?? null,
         expectedFileBytes,
-        // The reservation's rule for granting the whole expected size (StorageQuota.reserve), on the last seen state.
-        aheadLikelyGranted: expectedFileBytes !== null && (free === null || free - expectedFileBytes >= AHEAD_MARGIN_BYTES),
+        aheadLikelyGranted: expectedFileBytes !== null && grantsAhead(prepared.freeStorage, expectedFileBytes),
       },
     );
     const running: RunningUpload = {

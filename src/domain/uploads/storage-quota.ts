@@ -37,6 +37,11 @@ select bytes from allowed`;
  */
 export const AHEAD_MARGIN_BYTES = 64 * 1024 * 1024;
 
+/** Whether reserve() would grant `ahead` to a team with `freeStorage` bytes free (null: unlimited): RESERVE's first case. */
+export function grantsAhead(freeStorage: number | null, ahead: number): boolean {
+  return freeStorage === null || freeStorage - ahead >= AHEAD_MARGIN_BYTES;
+}
+
 const RELEASE = `
 with released as (delete from upload_reservation where id = ? returning team_id, bytes)
 update team t set reserved_storage = t.reserved_storage - released.bytes from released where t.id = released.team_id`;
