@@ -6,6 +6,7 @@ import type { ObjectWriter } from '../storage/object-store.ts';
  */
 export class DiscardWriter implements ObjectWriter {
   bytesWritten = 0;
+  readonly takesTransient = true;
 
   write(chunk: Buffer): boolean {
     this.bytesWritten += chunk.length;

@@ -30,8 +30,17 @@ const CHUNK_SIZES = [1, 7, 65_536 + 13, 300_000, 4_093, MiB + 5, 17, 131_071, 2 
 /**
  * Writes `total` bytes produced by `chunkAt(offset, size)` honouring backpressure: after write()
  * returns false it waits for onDrain; an onError stops it (rejects) like the upload actor would.
+ * `transient`: every chunk is handed over as a transient view of one scratch buffer, which is
+ * overwritten as soon as write() returns (as a transport reuses its receive buffer).
  */
-async function writeAll(writer: ObjectWriter, total: number, chunkAt: (offset: number, size: number) => Buffer, onProgress?: () => void): Promise<{ pauses: number }> {
+async function writeAll(
+  writer: ObjectWriter,
+  total: number,
+  chunkAt: (offset: number, size: number) => Buffer,
+  onProgress?: () => void,
+  transient = false,
+): Promise<{ pauses: number }> {
+  const scratch = transient ? Buffer.alloc(Math.max(...CHUNK_SIZES)) : null;
   let wake: (() => void) | null = null;
   let failure: Error | null = null;
   writer.onDrain(() => wake?.());
@@ -44,7 +53,14 @@ async function writeAll(writer: ObjectWriter, total: number, chunkAt: (offset: n
   for (let index = 0; offset < total; index++) {
     if (failure) throw failure;
     const size = Math.min(CHUNK_SIZES[index % CHUNK_SIZES.length]!, total - offset);
-    const ok = writer.write(chunkAt(offset, size));
+    let ok: boolean;
+    if (scratch) {
+      chunkAt(offset, size).copy(scratch);
+      ok = writer.write(scratch.subarray(0, size), true);
+      scratch.fill(0xee, 0, size);
+    } else {
+      ok = writer.write(chunkAt(offset, size));
+    }
     offset += size;
     onProgress?.();
     if (!ok) {
@@ -213,6 +229,22 @@ export function runConformance(t: Test, name: string, makeStore: () => Promise<C
       t.ok((await readAll(await store.read(key))).equals(data), 'bytes read back equal bytes written');
       await store.remove(key);
     });
+
+    // Transient chunks are views of memory the caller reuses once write() returns: whether the
+    // writer writes them through or copies them (within its announced size, past it, past a part),
+    // the object holds the bytes as they were when written.
+    for (const [size, expectedSize] of [[300 * KiB, 300 * KiB + 200], [2 * MiB, 64 * KiB], [12 * MiB + 5, 3 * MiB], [9 * MiB, undefined]] as const) {
+      t.test(`transient chunks of ${mib(size)} MiB (expectedSize ${expectedSize ?? 'none'}) land as written`, async (t) => {
+        const key = keyFor(`transient-${size}`);
+        const data = randomBytes(size);
+        const writer = store.openWriter(key, { contentType: 'application/octet-stream', ...(expectedSize === undefined ? {} : { expectedSize }) });
+        await writeAll(writer, size, (offset, length) => data.subarray(offset, offset + length), undefined, true);
+        t.equal(writer.bytesWritten, size, 'bytesWritten counts every byte');
+        t.equal((await writer.finish()).size, size, 'finish reports the size');
+        t.ok((await readAll(await store.read(key))).equals(data), 'bytes read back equal the bytes as written');
+        await store.remove(key);
+      });
+    }
 
     t.test('abort racing finish: finish rejects and nothing is left', async (t) => {
       for (const [size, expectedSize] of [[10, undefined], [10, 10], [2 * MiB, 2 * MiB], [12 * MiB, undefined]] as const) {
