@@ -1,7 +1,8 @@
 // An HTTP or HTTPS front for a real HTTP server (the tests' S3) that records what each request
-// carried in the headers named, and forwards it unchanged. For HTTPS it makes a self-signed
+// carried in the headers named and the SHA-256 of its body, and forwards it unchanged. For HTTPS it makes a self-signed
 // certificate for 127.0.0.1 with openssl; a client trusts it through `certificate`.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -14,6 +15,8 @@ export interface RecordedRequest {
   method: string;
   url: string;
   headers: Record<string, string | undefined>;
+  /** SHA-256 (hex) of the body as it passed, once the body has ended; null before. */
+  bodySha256: string | null;
 }
 
 export interface RecordingProxy {
@@ -46,7 +49,13 @@ export async function startRecordingProxy(backend: string, options: { tls: boole
   const forward = (incoming: http.IncomingMessage, answer: http.ServerResponse) => {
     const headers: Record<string, string | undefined> = {};
     for (const name of options.headers) headers[name] = incoming.headers[name] as string | undefined;
-    requests.push({ method: incoming.method ?? '', url: incoming.url ?? '', headers });
+    const recorded: RecordedRequest = { method: incoming.method ?? '', url: incoming.url ?? '', headers, bodySha256: null };
+    requests.push(recorded);
+    const bodyHash = createHash('sha256');
+    incoming.on('data', (chunk: Buffer) => bodyHash.update(chunk));
+    incoming.on('end', () => {
+      recorded.bodySha256 = bodyHash.digest('hex');
+    });
     // The Host header goes on as the client signed it; this server has answered Expect itself.
     const { expect: _expect, ...forwarded } = incoming.headers;
     const outgoing = http.request(
