@@ -16,8 +16,6 @@ export interface BodyConsumer {
   chunk(data: Buffer, transient?: boolean): void;
   /** Whether it takes transient chunks now although it paused the body (see UploadBodyConsumer); absent: never. */
   takesWhilePaused?(): boolean;
-  /** Whether it takes transient chunks now at no more cost than a copy (see UploadBodyConsumer); absent: never. */
-  takesTransient?(): boolean;
   end(): void;
   abort(reason: Error): void;
 }
@@ -57,11 +55,6 @@ let scratch: Buffer | null = null;
 function spoolScratch(): Buffer {
   scratch ??= Buffer.allocUnsafeSlow(SPOOL_READ_BYTES);
   return scratch;
-}
-
-/** A Buffer over `data`'s memory, without copying it. */
-function viewOf(data: Uint8Array): Buffer {
-  return Buffer.from(data.buffer, data.byteOffset, data.length);
 }
 
 /**
@@ -131,7 +124,7 @@ export class RequestBody {
   push(data: Uint8Array, isLast: boolean): void {
     this.received += data.length;
     if (data.length > 0 && !this.abortReason && !this.discarded) {
-      if (this.consumer && !this.consumerPaused && this.backlogBytes === 0) this.deliver(this.consumer, data);
+      if (this.consumer && !this.consumerPaused && this.backlogBytes === 0) this.consumer.chunk(Buffer.from(data));
       else this.hold(data);
     }
     if (isLast) {
@@ -186,12 +179,6 @@ export class RequestBody {
     this.flush();
   }
 
-  /** `data` to a consumer that is taking: as a view where it copies what it keeps anyway, else as a copy. */
-  private deliver(consumer: BodyConsumer, data: Uint8Array): void {
-    if (consumer.takesTransient?.()) consumer.chunk(viewOf(data), true);
-    else consumer.chunk(Buffer.from(data));
-  }
-
   private hold(data: Uint8Array): void {
     // Before memory: held chunks would be copies, allocated and collected again on every pause.
     if (!this.readingSpool && this.consumer?.takesWhilePaused?.()) {
@@ -237,7 +224,7 @@ export class RequestBody {
       }
     }
     if (this.abortReason || this.discarded) return;
-    if (this.backlogBytes === 0 && takes()) consumer.chunk(viewOf(data), true);
+    if (this.backlogBytes === 0 && takes()) consumer.chunk(Buffer.from(data.buffer, data.byteOffset, data.length), true);
     else this.holdInMemoryOrSpool(data);
   }
 

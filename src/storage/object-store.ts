@@ -23,12 +23,6 @@ export interface ObjectWriter {
    * delivering may go on writing instead of buffering. Absent: false.
    */
   readonly writesThrough?: boolean;
-  /**
-   * True when write() takes a transient chunk at any time at no more cost than the caller's own copy
-   * would be (the s3 driver copies it into the part it gathers), so a caller may hand it views of a
-   * transport's memory instead of copies. Absent: false.
-   */
-  readonly takesTransient?: boolean;
   /** Called once if the writer fails before finish/abort (e.g. storage unreachable), so the upload can stop early. */
   onError(listener: (error: Error) => void): void;
   /**

@@ -6,7 +6,6 @@ import type { ObjectWriter } from '../storage/object-store.ts';
  */
 export class DiscardWriter implements ObjectWriter {
   bytesWritten = 0;
-  readonly takesTransient = true;
 
   write(chunk: Buffer): boolean {
     this.bytesWritten += chunk.length;

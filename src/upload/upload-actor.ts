@@ -157,11 +157,6 @@ export class UploadActor<Result> {
     return this.state === 'receiving' && this.pausedBy.size === 1 && this.pausedBy.has('writer') && this.writer?.writesThrough === true;
   }
 
-  /** The writer copies what it keeps of a chunk anyway: it may take views of the transport's memory. */
-  get takesTransient(): boolean {
-    return this.state === 'receiving' && this.writer?.takesTransient === true;
-  }
-
   send(message: UploadMessage): void {
     if (this.state === 'done' || this.state === 'failed') return;
     try {

@@ -11,12 +11,6 @@ export interface UploadBodyConsumer {
    * chunks over instead of buffering them. Absent: never.
    */
   takesWhilePaused?(): boolean;
-  /**
-   * Whether the consumer takes a transient chunk now at no more cost than a copy (what it keeps of
-   * it, it copies into memory of its own anyway): a transport then hands over views of its memory
-   * instead of copying them first. Absent: never.
-   */
-  takesTransient?(): boolean;
   end(): void;
   abort(reason: Error): void;
 }

@@ -134,37 +134,6 @@ t.test('push() copies the transport memory it is given', (t) => {
   t.end();
 });
 
-t.test('a consumer that takes transient chunks gets views of the transport memory while it is taking, copies otherwise', (t) => {
-  const { body: b } = body(null);
-  const received: { data: Buffer; transient: boolean }[] = [];
-  let takes = true;
-  b.consume({ chunk: (data, transient) => received.push({ data, transient: transient === true }), takesTransient: () => takes, end: () => undefined, abort: () => undefined });
-  const transport = Buffer.from('first');
-  b.push(transport, false);
-  takes = false;
-  b.push(transport, false);
-  transport.write('FIRST');
-  t.same(
-    received.map(({ data, transient }) => [String(data), transient]),
-    [
-      ['FIRST', true],
-      ['first', false],
-    ],
-    'taking: a view of the transport memory (it changed with it); not taking: a copy',
-  );
-  takes = true;
-  b.pause();
-  b.push(transport.fill('first'), false);
-  transport.fill(0x7a);
-  b.resume();
-  t.same(
-    received.slice(2).map(({ data, transient }) => [String(data), transient]),
-    [['first', false]],
-    'a chunk held while paused was copied when it arrived, and is delivered as its own',
-  );
-  t.end();
-});
-
 t.test('bytes() collects the whole body', async (t) => {
   const { source, body: b } = body(null);
   b.push(buf('hello '), false);

@@ -14,7 +14,6 @@ class FakeWriter implements ObjectWriter {
   chunks: Buffer[] = [];
   accepting = true;
   writesThrough = false;
-  takesTransient = false;
   finished = false;
   aborted = false;
   drainListeners: (() => void)[] = [];
@@ -230,23 +229,6 @@ t.test('a body paused only by a writer that writes through may be handed more; p
   h.actor.send({ type: 'abort', reason: new ClientAbortedError() });
   await rejection(h.actor.result);
   t.notOk(h.actor.takesWhilePaused, 'a failed upload takes nothing');
-});
-
-t.test('transient chunks are taken while the writer copies what it keeps, paused or not', async (t) => {
-  const h = harness();
-  t.notOk(h.actor.takesTransient, 'no file yet: no writer to judge');
-  h.actor.send({ type: 'chunk', data: Buffer.from('a') });
-  t.notOk(h.actor.takesTransient, 'a writer that would keep them as they are');
-  h.writers[0]!.takesTransient = true;
-  t.ok(h.actor.takesTransient, 'a writer that copies them');
-  h.writers[0]!.accepting = false;
-  h.actor.send({ type: 'chunk', data: Buffer.from('b') });
-  t.same(h.calls, ['pause'], 'the writer is behind');
-  t.ok(h.actor.takesTransient, 'still taken: whether a paused body is handed more is takesWhilePaused');
-  t.notOk(h.actor.takesWhilePaused, 'which this writer does not');
-  h.actor.send({ type: 'abort', reason: new ClientAbortedError() });
-  await rejection(h.actor.result);
-  t.notOk(h.actor.takesTransient, 'a failed upload takes nothing');
 });
 
 t.test('a body past the size limit fails with 413 and cleans up', async (t) => {

@@ -2,8 +2,8 @@
 // and @aws-sdk/lib-storage.
 //
 // Writing: a writer whose object is announced to fit one part (`expectedSize`, a screenshot's
-// Content-Length) copies the bytes into one buffer of that size and sends it in one PutObject at
-// finish(); the stream below cost a 2 MiB upload 1-3 ms more of CPU (its reads concatenating,
+// Content-Length) keeps the caller's chunks and sends them in one PutObject at finish(); the
+// stream below cost a 2 MiB upload 1-3 ms more of CPU (its reads concatenating,
 // lib-storage's gathering copy, the garbage of both: docs/performance.md). Any other writer, and one
 // whose body outgrows a part after all, feeds a PassThrough that lib-storage's `Upload` reads: up
 // to one part's worth of bytes becomes a single PutObject, anything larger a multipart upload with
@@ -15,8 +15,9 @@
 // leftover after a cut also keeps the previous part's buffer alive until the next cut); the
 // PassThrough holds up to highWaterMark on each of its two sides before write() returns false.
 // With the defaults (5 MiB parts, queueSize 1, 1 MiB highWaterMark) that is about 17 MiB for a
-// large upload; a 2 MB screenshot of declared size holds one buffer of that size. Dead part
-// buffers are external memory that V8 frees only at its next full GC (up to ~64 MiB later),
+// large upload; a 2 MB screenshot of declared size holds its chunks, and while its PutObject is
+// sent one concatenated copy of them. Dead part buffers are external memory that V8 frees only
+// at its next full GC (up to ~64 MiB later),
 // so RSS rises by more than the live bytes: a 250 MB upload from a loopback client raised RSS by
 // 33-36 MB with these defaults, 59-68 MB with 5 MiB x 2 and 67-98 MB with 8 MiB x 2 (RGW on the
 // same machine; the 64 MB budget is in docs/performance.md). Against that local RGW 1, 2 and 4
@@ -180,74 +181,48 @@ interface StoreContext {
 }
 
 /**
- * The sink of a writer whose object should fit one part: it copies the bytes into one buffer sized
- * for the announced size (grown if they pass it), sent whole in one PutObject, and never asks to
- * wait, as it holds at most a part. Copying as they come lets it take transient chunks (views of the
- * transport's memory) at the cost of the one copy that concatenating kept chunks would make at
- * finish() anyway. Past `limit` bytes it calls `overflow` once, writes what it gathered into the
- * stream that returns, and from then on forwards every chunk and that stream's 'drain'.
+ * The sink of a writer whose object should fit one part: it keeps the chunks (the caller's, which
+ * stay unchanged once written) for one PutObject, and never asks to wait, as it holds at most a
+ * part. Past `limit` bytes it calls `overflow` once, writes what it kept into the stream that
+ * returns, and from then on forwards every chunk and that stream's 'drain'.
  */
 class SinglePartSink extends EventEmitter implements ChunkSink {
   readonly #limit: number;
-  readonly #expected: number;
   readonly #overflow: () => PassThrough;
-  #gathered: Buffer | null = null;
+  #chunks: Buffer[] = [];
   #bytes = 0;
   #stream: PassThrough | null = null;
 
-  constructor(limit: number, expected: number, overflow: () => PassThrough) {
+  constructor(limit: number, overflow: () => PassThrough) {
     super();
     this.#limit = limit;
-    this.#expected = Math.min(expected, limit);
     this.#overflow = overflow;
   }
 
   write(chunk: Buffer): boolean {
     if (this.#stream) return this.#stream.write(chunk);
-    return this.#gather(chunk, false);
-  }
-
-  writeTransient(chunk: Buffer): boolean {
-    if (this.#stream) return this.#stream.write(Buffer.from(chunk));
-    return this.#gather(chunk, true);
-  }
-
-  #gather(chunk: Buffer, transient: boolean): boolean {
-    const bytes = this.#bytes + chunk.length;
-    if (bytes > this.#limit) return this.#spill(chunk, transient);
-    if (this.#gathered === null || bytes > this.#gathered.length) this.#grow(bytes);
-    chunk.copy(this.#gathered!, this.#bytes);
-    this.#bytes = bytes;
-    return true;
-  }
-
-  /** Room for `needed` bytes: the announced size at first, then twice as much each time, up to the limit. */
-  #grow(needed: number): void {
-    const size = Math.min(this.#limit, Math.max(needed, this.#expected, 2 * (this.#gathered?.length ?? 0)));
-    const gathered = Buffer.allocUnsafe(size);
-    this.#gathered?.copy(gathered, 0, 0, this.#bytes);
-    this.#gathered = gathered;
-  }
-
-  #spill(chunk: Buffer, transient: boolean): boolean {
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
+    if (this.#bytes <= this.#limit) return true;
     const stream = this.#overflow();
     this.#stream = stream;
     stream.on('drain', () => this.emit('drain'));
-    if (this.#bytes > 0) stream.write(this.#gathered!.subarray(0, this.#bytes));
-    this.#gathered = null;
-    return stream.write(transient ? Buffer.from(chunk) : chunk);
+    let ready = true;
+    for (const kept of this.#chunks) ready = stream.write(kept);
+    this.#chunks = [];
+    return ready;
   }
 
   /** The whole body for one PutObject, or null once it went to the stream. */
   takeBody(): Buffer | null {
     if (this.#stream) return null;
-    const body = this.#gathered?.subarray(0, this.#bytes) ?? Buffer.alloc(0);
-    this.#gathered = null;
+    const body = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#bytes);
+    this.#chunks = [];
     return body;
   }
 
   drop(): void {
-    this.#gathered = null;
+    this.#chunks = [];
   }
 }
 
@@ -259,13 +234,11 @@ interface WriterOptions {
   partSize: number;
   queueSize: number;
   highWaterMark: number;
-  /** The announced size when it fits a part: the body is gathered for one PutObject while it does. */
-  singlePartSize: number | null;
+  /** Keep the body for one PutObject while it fits a part (its announced size does). */
+  singlePart: boolean;
 }
 
 class S3ObjectWriter extends StreamObjectWriter {
-  /** Every byte is copied on its way anyway: into the gathered part, or into the PassThrough by write(). */
-  readonly takesTransient = true;
   readonly #context: StoreContext;
   readonly #options: WriterOptions;
   /** The S3 object key (with the store's prefix); `key` is the key as the caller knows it. */
@@ -284,8 +257,7 @@ class S3ObjectWriter extends StreamObjectWriter {
   constructor(options: WriterOptions) {
     // The sink is made before `this` exists; its overflow runs only on a later write().
     let writer: S3ObjectWriter | null = null;
-    const singlePart =
-      options.singlePartSize === null ? null : new SinglePartSink(options.partSize, options.singlePartSize, () => writer!.#startStream().body);
+    const singlePart = options.singlePart ? new SinglePartSink(options.partSize, () => writer!.#startStream().body) : null;
     const stream = singlePart ? null : new PassThrough({ highWaterMark: options.highWaterMark });
     super(options.key, singlePart ?? stream!);
     writer = this;
@@ -526,7 +498,7 @@ export class S3ObjectStore implements ObjectStore {
       partSize,
       queueSize: this.queueSize,
       highWaterMark: this.#highWaterMark,
-      singlePartSize: options.expectedSize !== undefined && options.expectedSize <= partSize ? options.expectedSize : null,
+      singlePart: options.expectedSize !== undefined && options.expectedSize <= partSize,
     });
   }
 
