@@ -36,28 +36,29 @@ const bTodoFile = (await server.media('POST', `/v1/teams/${b.teamId}/todos/${bTo
 const withoutLinks = (list: { data: Record<string, unknown>[] }) => ({ ...list, data: list.data.map(({ previewUrl: _u, previewUrlExpiresAt: _e, ...file }) => file) });
 
 async function snapshotOfB() {
-  const get = async (path: string) => (await server.media('GET', path, b.key)).body;
-  const [media, folders, automations, deliveries, team, logs, members, owner, groups, keys, notes, modules, invites, me, teamFiles, boards, todos, todoFiles] = await Promise.all([
-    `/v1/cdn/media/${b.teamId}`,
-    `/v1/cdn/media/${b.teamId}/folders`,
-    `/v1/teams/${b.teamId}/automations`,
-    `/v1/teams/${b.teamId}/automations/${bAutomation.id}/deliveries`,
-    `/v1/teams/${b.teamId}`,
-    `/v1/teams/${b.teamId}/logs`,
-    `/v1/teams/${b.teamId}/members`,
-    `/v1/teams/${b.teamId}/members/${b.ownerId}`,
-    `/v1/teams/${b.teamId}/groups`,
-    `/v1/teams/${b.teamId}/api-keys`,
-    `/v1/teams/${b.teamId}/members/${b.ownerId}/notes`,
-    `/v1/teams/${b.teamId}/modules`,
-    `/v1/teams/${b.teamId}/invites`,
-    `/v1/teams/${b.teamId}/me`,
-    `/v1/teams/${b.teamId}/files`,
-    `/v1/teams/${b.teamId}/todo-boards`,
-    `/v1/teams/${b.teamId}/todo-boards/${bBoard.id}/todos`,
-    `/v1/teams/${b.teamId}/todos/${bTodo.id}/files`,
-  ].map(get));
-  return JSON.stringify({ me, teamFiles: withoutLinks(teamFiles), boards, todos, todoFiles: withoutLinks(todoFiles), invites, modules, notes, keys, groups, members, owner, media, folders, automations, deliveries, team, logs });
+  const lists = {
+    media: `/v1/cdn/media/${b.teamId}`,
+    folders: `/v1/cdn/media/${b.teamId}/folders`,
+    automations: `/v1/teams/${b.teamId}/automations`,
+    deliveries: `/v1/teams/${b.teamId}/automations/${bAutomation.id}/deliveries`,
+    team: `/v1/teams/${b.teamId}`,
+    logs: `/v1/teams/${b.teamId}/logs`,
+    members: `/v1/teams/${b.teamId}/members`,
+    owner: `/v1/teams/${b.teamId}/members/${b.ownerId}`,
+    groups: `/v1/teams/${b.teamId}/groups`,
+    keys: `/v1/teams/${b.teamId}/api-keys`,
+    notes: `/v1/teams/${b.teamId}/members/${b.ownerId}/notes`,
+    modules: `/v1/teams/${b.teamId}/modules`,
+    invites: `/v1/teams/${b.teamId}/invites`,
+    me: `/v1/teams/${b.teamId}/me`,
+    teamFiles: `/v1/teams/${b.teamId}/files`,
+    boards: `/v1/teams/${b.teamId}/todo-boards`,
+    todos: `/v1/teams/${b.teamId}/todo-boards/${bBoard.id}/todos`,
+    todoFiles: `/v1/teams/${b.teamId}/todos/${bTodo.id}/files`,
+  };
+  const snapshot = Object.fromEntries(await Promise.all(Object.entries(lists).map(async ([name, path]) => [name, (await server.media('GET', path, b.key)).body])));
+  // Preview links are signed anew on every read.
+  return JSON.stringify({ ...snapshot, teamFiles: withoutLinks(snapshot.teamFiles), todoFiles: withoutLinks(snapshot.todoFiles) });
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
