@@ -430,6 +430,7 @@ export class Application {
       // A database that is down or restarting is worth a retry, not a 500; the pool reconnects once it is back.
       mapError: (error) => (isDatabaseUnavailable(error) ? serviceUnavailable('The database is temporarily unavailable, retry later', 5, error) : error),
       cors: cors.enabled ? cors : undefined,
+      trustedProxies: config.trustedProxies,
       onComplete: config.accessLog ? accessLogger(logger.child({ component: 'access' })) : undefined,
     });
   }
@@ -481,6 +482,8 @@ export class Application {
         onReconnect: () => services.authenticator.invalidateAll(),
       });
       await this.listener.start();
+      // After the listener: a key made between the two is announced to it, and reloads its team's prefixes.
+      await services.authenticator.load();
       // Outbox commits (any instance) wake this instance's dispatcher at once.
       this.automationListener = new NotificationListener({
         databaseUrl: this.backend.databaseUrl,

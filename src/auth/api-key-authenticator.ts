@@ -77,6 +77,16 @@ export class ApiKeyAuthenticator {
   private readonly onLookup: (found: boolean) => void;
   /** Bumped by every invalidation, so a load that raced one is not cached. */
   private generation = 0;
+  /**
+   * Every key prefix that exists, with its team: a prefix outside it is known to be a guess. Loaded
+   * by loadPrefixes() at start and reloaded per team on every invalidation, so it follows keys
+   * made, rerolled and deleted on any instance. Only consulted for a client past its failure budget.
+   */
+  private readonly prefixes = new Map<string, string>();
+  /** The latest reload of each team's prefixes (and '' for all): an older one finishing later is dropped. */
+  private readonly prefixLoads = new Map<string, number>();
+  private prefixLoadCount = 0;
+  private readonly reloading = new Set<Promise<void>>();
 
   constructor(options: ApiKeyAuthenticatorOptions) {
     this.orm = options.orm;
@@ -85,15 +95,38 @@ export class ApiKeyAuthenticator {
     this.onLookup = options.onLookup ?? (() => undefined);
   }
 
-  /** The principal of the `Authorization` header (failed attempts are throttled by the caller, Authenticator). */
-  async authenticate(authorization: string | undefined): Promise<Principal> {
+  /**
+   * The principal of the `Authorization` header (failed attempts are throttled by the caller,
+   * Authenticator). `beforeGuessLookup` runs before a prefix that exists nowhere is looked up
+   * anyway (the index may lag a key just made on another instance): it refuses a client that is
+   * past its failure budget, so that its guesses cost no database lookup.
+   */
+  async authenticate(authorization: string | undefined, beforeGuessLookup: () => Promise<void> = async () => undefined): Promise<Principal> {
     const key = bearerToken(authorization);
     const prefix = key ? apiKeyPrefix(key) : null;
     if (!key || !prefix) throw unauthorized(key ? 'Malformed API key' : authorizationProblem(authorization));
     const cached = this.cache.get(prefix);
-    const entry = cached && cached.expiresAt > this.now() ? cached : this.knownMiss(prefix) ? null : await this.loadOnce(prefix);
+    let entry: CachedKey | null;
+    if (cached && cached.expiresAt > this.now()) entry = cached;
+    else if (this.knownMiss(prefix)) entry = null;
+    else {
+      if (!(await this.prefixExists(prefix))) await beforeGuessLookup();
+      entry = await this.loadOnce(prefix);
+    }
     if (!entry || !apiKeyMatches(key, entry.secretHash)) throw unauthorized('Invalid API key');
     return entry.principal;
+  }
+
+  /** Whether a key has `prefix`, once the reloads under way (a key just made or rerolled) have landed. */
+  private async prefixExists(prefix: string): Promise<boolean> {
+    if (this.prefixes.has(prefix)) return true;
+    await Promise.allSettled(this.reloading);
+    return this.prefixes.has(prefix);
+  }
+
+  /** Loads the index of existing prefixes (at start, and again on invalidateAll). */
+  async loadPrefixes(): Promise<void> {
+    await this.reloadPrefixes(null);
   }
 
   invalidateTeam(teamId: string): void {
@@ -103,12 +136,34 @@ export class ApiKeyAuthenticator {
     }
     // A miss names no team: a created, rerolled or reactivated key of any team may carry its prefix.
     this.misses.clear();
+    this.reloadPrefixesInBackground(teamId);
   }
 
   invalidateAll(): void {
     this.generation++;
     this.cache.clear();
     this.misses.clear();
+    this.reloadPrefixesInBackground(null);
+  }
+
+  /** Best effort: until a failed reload is retried by the next invalidation, a new key may be refused only to a client past its failure budget. */
+  private reloadPrefixesInBackground(teamId: string | null): void {
+    const reload = this.reloadPrefixes(teamId).catch(() => undefined);
+    this.reloading.add(reload);
+    void reload.finally(() => this.reloading.delete(reload));
+  }
+
+  private async reloadPrefixes(teamId: string | null): Promise<void> {
+    const load = ++this.prefixLoadCount;
+    this.prefixLoads.set(teamId ?? '', load);
+    const rows = await this.orm.em.getConnection().execute<{ prefix: string; team_id: string }[]>(
+      teamId === null ? 'select prefix, team_id from api_key' : 'select prefix, team_id from api_key where team_id = ?',
+      teamId === null ? [] : [teamId],
+    );
+    if (this.prefixLoads.get(teamId ?? '') !== load) return;
+    if (teamId === null) this.prefixes.clear();
+    else for (const [prefix, owner] of this.prefixes) if (owner === teamId) this.prefixes.delete(prefix);
+    for (const row of rows) this.prefixes.set(row.prefix, row.team_id);
   }
 
   private knownMiss(prefix: string): boolean {

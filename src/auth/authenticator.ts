@@ -1,6 +1,6 @@
 import { unauthorized } from '../errors/errors.ts';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.ts';
-import { isUnauthorized, throttledAttempt, type FailureThrottle } from './failure-throttle.ts';
+import { isUnauthorized, checkCredential, type FailureThrottle } from './failure-throttle.ts';
 import type { AuthCache } from './auth-changes.ts';
 import type { Principal } from './principal.ts';
 import type { SessionAuthenticator, SessionIdentity } from './session-authenticator.ts';
@@ -24,11 +24,16 @@ export class Authenticator implements AuthCache {
     this.failures = options.failures;
   }
 
+  /** Loads what the key check needs before the first request (the index of key prefixes). */
+  async load(): Promise<void> {
+    await this.keys.loadPrefixes();
+  }
+
   /** The principal acting on `teamId`: 401 for a bad credential, a key of another team, or a user who is not a member. */
   async authenticate(authorization: string | undefined, client: string, teamId: string): Promise<Principal> {
     const token = bearerToken(authorization);
-    if (token === null || !isSessionToken(token)) return throttledAttempt(this.failures, client, isUnauthorized, () => this.keys.authenticate(authorization));
-    const identity = await throttledAttempt(this.failures, client, isUnauthorized, () => this.sessions.identify(token));
+    if (token === null || !isSessionToken(token)) return checkCredential(this.failures, client, isUnauthorized, (guard) => this.keys.authenticate(authorization, guard));
+    const identity = await checkCredential(this.failures, client, isUnauthorized, () => this.sessions.identify(token));
     // A live session of a user who is not a member is no failed authentication, as a key of another team is none.
     return this.sessions.principalOn(identity, teamId);
   }
@@ -39,7 +44,7 @@ export class Authenticator implements AuthCache {
     if (token === null || !isSessionToken(token)) {
       throw unauthorized('This route needs a session token: send the header Authorization: Bearer <session token>');
     }
-    return throttledAttempt(this.failures, client, isUnauthorized, () => this.sessions.identify(token));
+    return checkCredential(this.failures, client, isUnauthorized, () => this.sessions.identify(token));
   }
 
   invalidateTeam(teamId: string): void {

@@ -6,21 +6,31 @@ export interface FailureThrottle {
   count(client: string): Promise<void>;
 }
 
+/** Which errors of an attempt are a failed guess (a wrong key, token, secret or signature), never other errors. */
+export type IsFailure = (error: ServiceError) => boolean;
+
 /**
- * Runs `attempt` for `client` behind `throttle`: refused with 429 (before anything is looked up)
- * once the address is past its budget, and counted when the attempt fails in a way `isFailure`
- * says is a guess (a wrong key, token, secret or signature), never for other errors.
+ * Checks a credential (API key, session, upload URL signature, operator secret, verification
+ * token) for `client`: a valid one is served whatever the address's budget, so that other
+ * requests' failures from the same address (a proxy, a NAT, a stale key on the next server) never
+ * lock it out. A failure is counted, and past the budget answered 429 instead of its own error.
+ *
+ * `attempt` gets `beforeGuessLookup`, to call before it would look up a credential it knows
+ * nothing of (no cache entry, no such key prefix): past the budget that refuses with 429, so a
+ * guesser's requests cost no database lookup.
  */
-export async function throttledAttempt<T>(
-  throttle: FailureThrottle, client: string, isFailure: (error: ServiceError) => boolean, attempt: () => Promise<T>,
+export async function checkCredential<T>(
+  throttle: FailureThrottle, client: string, isFailure: IsFailure, attempt: (beforeGuessLookup: () => Promise<void>) => Promise<T>,
 ): Promise<T> {
-  await throttle.refuseIfExhausted(client);
   try {
-    return await attempt();
+    return await attempt(() => throttle.refuseIfExhausted(client));
   } catch (error) {
-    if (error instanceof ServiceError && isFailure(error)) await throttle.count(client);
+    if (error instanceof ServiceError && isFailure(error)) {
+      await throttle.refuseIfExhausted(client);
+      await throttle.count(client);
+    }
     throw error;
   }
 }
 
-export const isUnauthorized = (error: ServiceError): boolean => error.status === 401;
+export const isUnauthorized: IsFailure = (error) => error.status === 401;

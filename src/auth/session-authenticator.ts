@@ -53,6 +53,8 @@ select m.id as member_id, t.archived as team_archived, m.is_team_owner,
 
 const RENEW_AFTER_MS = 60 * 60 * 1000;
 const MAX_CACHED = 50_000;
+/** Unknown tokens remembered; a flood of distinct ones evicts the oldest. */
+const MAX_MISSES = 10_000;
 
 export interface SessionAuthenticatorOptions {
   orm: MikroORM;
@@ -81,6 +83,8 @@ export class SessionAuthenticator {
   private readonly onRenewFailed: (error: unknown) => void;
   private readonly sessions = new Map<string, CachedSession>();
   private readonly memberships = new Map<string, CachedMembership>();
+  /** Token hash -> until when it is known to find no usable session, so a repeated guess costs no lookup. */
+  private readonly misses = new Map<string, number>();
   /** Bumped by every invalidation, so a load that raced one is not cached. */
   private generation = 0;
 
@@ -92,13 +96,17 @@ export class SessionAuthenticator {
     this.onRenewFailed = options.onRenewFailed ?? (() => undefined);
   }
 
-  /** The session of a token; 401 for an unknown, expired or revoked one, or a disabled user. */
+  /**
+   * The session of a token; 401 for an unknown, expired or revoked one, or a disabled user. A
+   * token that found no session is remembered (bounded, for the cache's lifetime), so a repeated
+   * guess costs no lookup; a session made on another instance a moment ago is found at once.
+   */
   async identify(token: string): Promise<SessionIdentity> {
     if (!isWellFormedSessionToken(token)) throw unauthorized('Malformed session token');
     const tokenHash = hashSessionToken(token);
     const now = this.now();
     const cached = this.sessions.get(tokenHash);
-    const session = cached && cached.cachedUntil > now ? cached : await this.load(tokenHash);
+    const session = cached && cached.cachedUntil > now ? cached : this.knownMiss(tokenHash, now) ? null : await this.load(tokenHash);
     if (!session || session.expiresAt <= now) throw unauthorized('Invalid or expired session token');
     if (now - session.lastUsedAt > RENEW_AFTER_MS) this.renew(session);
     return { sessionId: session.sessionId, userId: session.userId };
@@ -117,6 +125,8 @@ export class SessionAuthenticator {
     this.generation++;
     for (const [hash, session] of this.sessions) if (session.userId === userId) this.sessions.delete(hash);
     for (const key of this.memberships.keys()) if (key.startsWith(`${userId}:`)) this.memberships.delete(key);
+    // A miss names no user: an enabled user's sessions may be among them.
+    this.misses.clear();
   }
 
   invalidateTeam(teamId: string): void {
@@ -128,12 +138,25 @@ export class SessionAuthenticator {
     this.generation++;
     this.sessions.clear();
     this.memberships.clear();
+    this.misses.clear();
+  }
+
+  private knownMiss(tokenHash: string, now: number): boolean {
+    const until = this.misses.get(tokenHash);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.misses.delete(tokenHash);
+    return false;
   }
 
   private async load(tokenHash: string): Promise<CachedSession | null> {
     const generation = this.generation;
     const [row] = await this.orm.em.getConnection().execute<SessionRow[]>(SESSION_QUERY, [tokenHash]);
-    if (!row) return null;
+    if (!row) {
+      this.sessions.delete(tokenHash);
+      if (this.cacheMs > 0 && generation === this.generation) remember(this.misses, tokenHash, this.now() + this.cacheMs, MAX_MISSES);
+      return null;
+    }
     const expiresAt = new Date(row.expires_at).getTime();
     const session: CachedSession = {
       sessionId: row.id,
@@ -142,7 +165,7 @@ export class SessionAuthenticator {
       lastUsedAt: new Date(row.last_used_at).getTime(),
       cachedUntil: Math.min(this.now() + this.cacheMs, expiresAt),
     };
-    if (this.cacheMs > 0 && generation === this.generation) remember(this.sessions, tokenHash, session);
+    if (this.cacheMs > 0 && generation === this.generation) remember(this.sessions, tokenHash, session, MAX_CACHED);
     return session;
   }
 
@@ -165,7 +188,7 @@ export class SessionAuthenticator {
           }
         : null,
     };
-    if (this.cacheMs > 0 && generation === this.generation) remember(this.memberships, key, membership);
+    if (this.cacheMs > 0 && generation === this.generation) remember(this.memberships, key, membership, MAX_CACHED);
     return membership;
   }
 
@@ -183,9 +206,9 @@ export class SessionAuthenticator {
   }
 }
 
-function remember<V>(map: Map<string, V>, key: string, value: V): void {
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
   map.delete(key);
   // Map keeps insertion order, so the first key is the oldest entry.
-  if (map.size >= MAX_CACHED) map.delete(map.keys().next().value!);
+  if (map.size >= max) map.delete(map.keys().next().value!);
   map.set(key, value);
 }

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCorsOrigins, type CorsOrigins } from './cors-origins.ts';
+import { parseTrustedProxies } from './trusted-proxies.ts';
 import { settingNames, settings, type SettingName, type SettingValues } from './settings.ts';
 import type { MailSettings } from '../mail/create-mail-sender.ts';
 
@@ -78,6 +79,8 @@ export interface Config {
   metricsToken: string | null;
   /** CORS_ORIGINS: any origin, these origins, or none ([]: CORS off). */
   corsOrigins: CorsOrigins;
+  /** TRUSTED_PROXIES: the proxies whose Forwarded / X-Forwarded-For name the client ([]: headers ignored). */
+  trustedProxies: string[];
   /** ACCESS_LOG: one JSON line per request at info. */
   accessLog: boolean;
   logLevel: SettingValues['LOG_LEVEL'];
@@ -259,6 +262,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
     },
     metricsToken: values.METRICS_TOKEN,
     corsOrigins: parseCorsOrigins(values.CORS_ORIGINS),
+    trustedProxies: parseTrustedProxies(values.TRUSTED_PROXIES),
     accessLog: values.ACCESS_LOG,
     logLevel: values.LOG_LEVEL,
     automations: {

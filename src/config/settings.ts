@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseCorsOrigins } from './cors-origins.ts';
+import { parseTrustedProxies } from './trusted-proxies.ts';
 
 /**
  * Every setting of the service, keyed by the name it has everywhere: in
@@ -35,6 +36,15 @@ const redisUrl = z.url({ protocol: /^rediss?$/ });
 const corsOrigins = z.string().refine((value) => {
   try {
     parseCorsOrigins(value);
+    return true;
+  } catch {
+    return false;
+  }
+});
+
+const trustedProxies = z.string().refine((value) => {
+  try {
+    parseTrustedProxies(value);
     return true;
   } catch {
     return false;
@@ -103,6 +113,10 @@ export const settings = {
   ),
   // Empty turns CORS off; unlike other settings, an empty environment variable counts (config.ts).
   CORS_ORIGINS: setting(corsOrigins, '* or a comma-separated list of origins such as https://cfx-nui-screenshot-basic, or empty to turn CORS off'),
+  TRUSTED_PROXIES: setting(
+    trustedProxies,
+    'a comma-separated list of IP addresses and CIDR ranges (such as 127.0.0.1,10.0.0.0/8) of the proxies whose forwarding headers name the client, or empty for none',
+  ),
   ACCESS_LOG: setting(boolean, 'true or false'),
   LOG_LEVEL: setting(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'one of fatal, error, warn, info, debug, trace, silent'),
   // Automations (webhook deliveries): see docs/automations.md.

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { isUnauthorized, throttledAttempt, type FailureThrottle } from '../auth/failure-throttle.ts';
+import { isUnauthorized, checkCredential, type FailureThrottle } from '../auth/failure-throttle.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { PermissionName, ScopeName } from '../auth/permissions.ts';
@@ -13,7 +13,7 @@ import type { HttpRequest } from './types.ts';
  * API keys), which refuses the address with 429 past its budget.
  */
 export async function requireOperator(request: HttpRequest, authSecret: string, failures: FailureThrottle): Promise<void> {
-  await throttledAttempt(failures, request.remoteAddress, isUnauthorized, async () => {
+  await checkCredential(failures, request.remoteAddress, isUnauthorized, async () => {
     const presented = Buffer.from(request.headers['authsecret'] ?? '');
     const expected = Buffer.from(authSecret);
     if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) throw unauthorized('Missing or invalid authSecret header');

@@ -11,6 +11,7 @@ import type { ServiceError } from '../errors/service-error.ts';
 import { afterAnswer, requestFraming, responseFraming, type AfterAnswer } from './framing.ts';
 import { ClientAbortedError, RequestBody, type BodyBuffering, type BodySource } from './request-body.ts';
 import type { Cors } from './cors.ts';
+import { clientAddress, compileTrustedProxies, type TrustedProxies } from './client-address.ts';
 import type { Router } from './router.ts';
 import type { HttpRequest, HttpResult, StreamBody } from './types.ts';
 
@@ -66,6 +67,8 @@ export interface HttpServerOptions {
   cors?: Pick<Cors, 'preflight' | 'withHeaders'>;
   /** Called once per request when it is over: answered (body written or given up) or left by the client. */
   onComplete?: (exchange: CompletedExchange) => void;
+  /** TRUSTED_PROXIES: connections from these name their client in Forwarded / X-Forwarded-For. */
+  trustedProxies?: readonly string[];
 }
 
 /** What the access log needs to know of a request once it is over. */
@@ -106,6 +109,7 @@ export class HttpServer {
   private readonly maxHeaderBytes: number;
   private readonly cors: HttpServerOptions['cors'];
   private readonly onComplete: (exchange: CompletedExchange) => void;
+  private readonly trustedProxies: TrustedProxies | null;
   /** Requests between their arrival and the end of their response. */
   private inFlight = 0;
   private onIdle: (() => void) | null = null;
@@ -120,6 +124,7 @@ export class HttpServer {
     this.maxHeaderBytes = options.maxHeaderBytes ?? MAX_HEADER_BYTES;
     this.cors = options.cors;
     this.onComplete = options.onComplete ?? (() => undefined);
+    this.trustedProxies = compileTrustedProxies(options.trustedProxies ?? []);
     this.app = App();
     this.app.any('/*', (res, req) => this.onRequest(res, req));
   }
@@ -188,7 +193,7 @@ export class HttpServer {
       fields.push([name, value]);
       headerBytes += name.length + value.length + 4;
     });
-    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    const client = clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), fields, this.trustedProxies);
     const suppliedId = headers['x-request-id'];
     const id = suppliedId && REQUEST_ID_PATTERN.test(suppliedId) ? suppliedId : randomUUID();
 
@@ -204,7 +209,7 @@ export class HttpServer {
       body.fail(new ClientAbortedError());
     });
     const request: HttpRequest = {
-      id, method, path, query, headers, params: {}, remoteAddress, body,
+      id, method, path, query, headers, params: {}, remoteAddress: client.address, viaProxy: client.viaProxy, body,
       log: exchange.log, signal: exchange.controller.signal,
     };
     this.inFlight++;

@@ -12,7 +12,10 @@ export interface HttpRequest {
   /** Header names in lower case. */
   headers: Record<string, string>;
   params: Record<string, string>;
+  /** The client's address: the socket's, or behind a trusted proxy the one it forwarded (TRUSTED_PROXIES). */
   remoteAddress: string;
+  /** The request named a proxy between the client and us (Forwarded or X-Forwarded-For, trusted or not). */
+  viaProxy: boolean;
   body: RequestBody;
   log: Logger;
   /** Fires when the client goes away before the response is sent. */

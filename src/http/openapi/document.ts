@@ -17,7 +17,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'The request body is too large.',
   415: 'Unsupported media type.',
   422: 'The request cannot be processed as sent.',
-  429: 'Rate limit of the key exceeded; retry after Retry-After seconds.',
+  429: 'Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds.',
   431: 'The request headers are too large.',
   500: 'Unexpected error; the Error value holds the request id.',
   503: 'The service is starting, draining, or its database is unavailable; retry after Retry-After seconds.',
@@ -30,7 +30,7 @@ const COMMON_ERRORS = [400, 431, 500, 503];
 const ACCESS_ERRORS: Record<Access, number[]> = {
   teamApiKey: [401, 403, 429],
   sessionToken: [401, 429],
-  authSecret: [401],
+  authSecret: [401, 429],
   metricsToken: [401, 403],
   public: [],
 };

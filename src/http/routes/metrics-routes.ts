@@ -32,7 +32,8 @@ function digest(value: string): Buffer {
 
 function checkAccess(request: HttpRequest, token: Buffer | null): void {
   if (token === null) {
-    if (!isLoopbackAddress(request.remoteAddress)) throw forbidden('/metrics is only served to loopback clients unless METRICS_TOKEN is set');
+    // A local proxy relaying the world is no loopback client, whether or not it is trusted.
+    if (request.viaProxy || !isLoopbackAddress(request.remoteAddress)) throw forbidden('/metrics is only served to loopback clients unless METRICS_TOKEN is set');
     return;
   }
   const match = /^Bearer (.+)$/.exec(request.headers['authorization'] ?? '');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { throttledAttempt, type FailureThrottle } from '../../../auth/failure-throttle.ts';
+import { checkCredential, type FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { Principal } from '../../../auth/principal.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
@@ -110,7 +110,7 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
   const useUrl = async (request: HttpRequest): Promise<HttpResult> => {
     const teamId = request.params['teamId']!;
     const urlId = request.params['urlId']!;
-    await throttledAttempt(deps.authFailures, request.remoteAddress, (error) => error.status === 403, async () =>
+    await checkCredential(deps.authFailures, request.remoteAddress, (error) => error.status === 403, async () =>
       deps.uploadUrls.verify(teamId, urlId, request.query.get('expires'), request.query.get('signature')));
     await deps.uploadUrlLimits.perUrl.consume(urlId);
     await deps.uploadUrlLimits.perTeam.consume(teamId);

@@ -1,5 +1,5 @@
 import type { Authenticator } from '../../../auth/authenticator.ts';
-import { throttledAttempt, type FailureThrottle } from '../../../auth/failure-throttle.ts';
+import { checkCredential, type FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { LauncherCodeService } from '../../../domain/launcher/launcher-code.service.ts';
 import { json, type Route } from '../../types.ts';
 import { requestOrigin, type userRouteBuilder } from './user-route.ts';
@@ -18,8 +18,9 @@ export function launcherRoutes(
       method: 'POST',
       pattern: '/v1/auth/launcher/codes',
       handler: async (request) => {
-        await deps.authFailures.refuseIfExhausted(request.remoteAddress);
         const authorization = request.headers['authorization'];
+        // A signed-in launcher is served whatever its address's budget; an anonymous one from a guessing address is not.
+        if (!authorization) await deps.authFailures.refuseIfExhausted(request.remoteAddress);
         const approvedBy = authorization ? (await deps.authenticator.identifyUser(authorization, request.remoteAddress)).userId : null;
         const body = await request.body.json(deps.maxJsonBodyBytes);
         return json(201, await deps.launcherCodes.start(body, approvedBy), { 'Cache-Control': 'no-store' });
@@ -31,7 +32,7 @@ export function launcherRoutes(
       method: 'POST',
       pattern: '/v1/auth/launcher/token',
       handler: async (request) => {
-        const issued = await throttledAttempt(deps.authFailures, request.remoteAddress, (error) => error.status === 400, async () =>
+        const issued = await checkCredential(deps.authFailures, request.remoteAddress, (error) => error.status === 400, async () =>
           deps.launcherCodes.exchange(await request.body.json(deps.maxJsonBodyBytes), { method: 'launcher', ...requestOrigin(request) }));
         return json(200, issued, { 'Cache-Control': 'no-store' });
       },

@@ -1,4 +1,4 @@
-import { throttledAttempt, type FailureThrottle } from '../../../auth/failure-throttle.ts';
+import { checkCredential, type FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { VerificationService } from '../../../domain/verification/verification.service.ts';
 import { json, type HttpRequest, type Route } from '../../types.ts';
 import type { userRouteBuilder } from './user-route.ts';
@@ -15,7 +15,7 @@ export interface VerificationRouteDeps {
  * expired tokens is refused with 429 like one that keeps sending wrong keys.
  */
 function withTokenThrottle<T>(request: HttpRequest, failures: FailureThrottle, run: () => Promise<T>): Promise<T> {
-  return throttledAttempt(failures, request.remoteAddress, (error) => error.messageKey.startsWith('error.verification.token'), run);
+  return checkCredential(failures, request.remoteAddress, (error) => error.messageKey.startsWith('error.verification.token'), run);
 }
 
 /** Verification action tokens (spec 2.7), email verification and the account export download (docs/accounts.md). */
