@@ -307,7 +307,10 @@ const REARM_INTERVAL_MS = 1000;
 
 /** One request/response pair on the uWS side; also the transport its RequestBody pauses and resumes. */
 class Exchange implements BodySource {
-  /** The client left, or the answer has been written: `res` must not be touched any more. */
+  /**
+   * The client left, or the answer has been written: `res` must not be touched any more, except by
+   * a lingering close (`lingering`), which ends the answer later.
+   */
   aborted = false;
   /** The client went away (uWS onAborted), as opposed to `aborted`, which also means "answered". */
   clientLeft = false;
@@ -403,11 +406,11 @@ class Exchange implements BodySource {
    * Settles the connection before the answer is written (see AfterAnswer): an unread body is
    * discarded, and the socket is resumed to serve the next request or drain the body, or left paused.
    * `linger` and `close` need an answer with a body (written, then ended later; or ended with
-   * uWS's closeConnection): without one, the connection is held as a large remainder's is.
+   * uWS's closeConnection): without one, the keep-alive rules apply, and untrusted framing is held.
    */
   private prepareAnswer(request: HttpRequest, sendsBody: boolean): AfterAnswer {
-    let after = afterAnswer(request.body, this.framingTrusted, this.closedByUws);
-    if (!sendsBody && (after === 'linger' || after === 'close')) after = 'hold';
+    let after = afterAnswer(request.body, this.framingTrusted, this.closedByUws && sendsBody);
+    if (after === 'close' && !sendsBody) after = 'hold';
     if (after !== 'keep-alive') request.body.discard();
     this.holding = false;
     this.bodyPaused = after === 'hold' || after === 'close';
@@ -495,7 +498,7 @@ class Exchange implements BodySource {
     const res = this.res;
     const total = stream.length;
     const framing = responseFraming(request.method, result.status, total);
-    // A streamed answer is not written for a lingering close: a large remainder is held instead.
+    // A streamed answer is not written for a lingering close (its end is the stream's).
     const after = this.prepareAnswer(request, false);
     const bodyless = !framing.sendsBody || total === 0;
     res.cork(() => {

@@ -16,7 +16,7 @@ import { eventually, sleep } from '../helpers/wait.ts';
 // client's writes stall instead of meeting a reset) until uWS's 10 s timeout closes the connection.
 // Issue 32.2: a request that itself sends `Connection: close` (node:http without an agent, Go without
 // keep-alive, PHP streams) is closed by uWS as soon as its answer ends; with its body unread that was
-// a reset, and the answer was lost (28 of 40 piped uploads ended in EPIPE). Its answer is now sent
+// a reset, and the answer was often lost (26 to 28 of 40 piped uploads ended in EPIPE). Its answer is now sent
 // chunked and ended only once the rest of the body has been read and discarded (a lingering close),
 // or after 5 s without data, or 30 s in all.
 
