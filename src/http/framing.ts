@@ -47,6 +47,16 @@ export function responseFraming(method: string, status: number, bodyLength: numb
 }
 
 /**
+ * Whether uWebSockets.js closes the connection itself as soon as the answer to this request ends:
+ * its rule (uws-pack 20.0.8, pinned by uws-behaviour.test.ts) is that the first `Connection` field
+ * has a value of 5 characters, meant as `close`. It closes at once, with whatever of the body it has
+ * not read still unread, which makes the kernel answer with a reset (see `linger` below).
+ */
+export function closedAfterAnswer(fields: ReadonlyArray<readonly [name: string, value: string]>): boolean {
+  return fields.find(([name]) => name === 'connection')?.[1].length === 5;
+}
+
+/**
  * A remainder of an unread request body up to this size is read and discarded after an early answer
  * (so that clients that send their whole body before reading still see the answer); a larger or
  * unknown one is not read at all.
@@ -60,13 +70,21 @@ export const DRAIN_LIMIT_BYTES = 1024 * 1024;
  *   and discarded (the client then closes, or uWS's 10 s idle timeout does).
  * - `hold`: answered early, with `Connection: close`; nothing more is read (the socket stays paused, so
  *   the client's writes stall instead of meeting a reset while it reads the answer) until uWS's 10 s
- *   timeout closes the connection. Also for framing that cannot be trusted.
+ *   timeout closes the connection.
+ * - `linger`: answered early to a request that uWS closes after its answer (closedAfterAnswer): the
+ *   answer is sent at once but ended (and the connection closed) only when the rest of the body has
+ *   been read and discarded, or after the lingering limits (lingering-close.ts). Closing with the body
+ *   unread would reset the connection, and a client still sending would lose the answer.
+ * - `close`: framing that cannot be trusted: the answer closes the connection at once.
  */
-export type AfterAnswer = 'keep-alive' | 'drain' | 'hold';
+export type AfterAnswer = 'keep-alive' | 'drain' | 'hold' | 'linger' | 'close';
 
-export function afterAnswer(body: { complete: boolean; declaredLength: number | null; bytesReceived: number }, framingTrusted: boolean): AfterAnswer {
-  if (!framingTrusted) return 'hold';
+export function afterAnswer(
+  body: { complete: boolean; declaredLength: number | null; bytesReceived: number }, framingTrusted: boolean, closedByUws: boolean,
+): AfterAnswer {
+  if (!framingTrusted) return 'close';
   if (body.complete) return 'keep-alive';
+  if (closedByUws) return 'linger';
   if (body.declaredLength !== null && body.declaredLength - body.bytesReceived <= DRAIN_LIMIT_BYTES) return 'drain';
   return 'hold';
 }

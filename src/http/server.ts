@@ -8,7 +8,8 @@ import {
 } from 'uWebSockets.js';
 import { badRequest, requestHeaderFieldsTooLarge, toServiceError } from '../errors/errors.ts';
 import type { ServiceError } from '../errors/service-error.ts';
-import { afterAnswer, requestFraming, responseFraming, type AfterAnswer } from './framing.ts';
+import { afterAnswer, closedAfterAnswer, requestFraming, responseFraming, type AfterAnswer } from './framing.ts';
+import { LingeringClose } from './lingering-close.ts';
 import { ClientAbortedError, RequestBody, type BodyBuffering, type BodySource } from './request-body.ts';
 import type { Cors } from './cors.ts';
 import { clientAddress, compileTrustedProxies, type TrustedProxies } from './client-address.ts';
@@ -198,14 +199,12 @@ export class HttpServer {
     const id = suppliedId && REQUEST_ID_PATTERN.test(suppliedId) ? suppliedId : randomUUID();
 
     const framing = requestFraming(fields);
-    const exchange = new Exchange(res, this.logger.child({ requestId: id }), framing.valid);
+    const exchange = new Exchange(res, this.logger.child({ requestId: id }), framing.valid, closedAfterAnswer(fields));
     // A body whose framing is refused is never read: it counts as one that has not arrived yet.
     const hasBody = framing.valid ? (framing.contentLength ?? 0) > 0 || framing.chunked : true;
     const body = new RequestBody(exchange, framing.valid ? framing.contentLength : null, hasBody, this.bodyBuffering);
     res.onAborted(() => {
-      exchange.aborted = true;
-      exchange.clientLeft = true;
-      exchange.controller.abort();
+      exchange.left();
       body.fail(new ClientAbortedError());
     });
     const request: HttpRequest = {
@@ -239,8 +238,7 @@ export class HttpServer {
     res.onData((chunk, isLast) => {
       // uWS reuses the chunk's memory after this callback returns: push() copies or spools it.
       body.push(new Uint8Array(chunk), isLast);
-      if (isLast) exchange.holdUntilAnswered();
-      else exchange.bodyProgressed();
+      exchange.bodyArrived(isLast);
       if (!isLast && startsEarly && !handling) queueMicrotask(handle);
     });
     if (!hasBody) exchange.holdUntilAnswered();
@@ -314,7 +312,10 @@ const REARM_INTERVAL_MS = 1000;
 
 /** One request/response pair on the uWS side; also the transport its RequestBody pauses and resumes. */
 class Exchange implements BodySource {
-  /** The client left, or the answer has been written: `res` must not be touched any more. */
+  /**
+   * The client left, or the answer has been written: `res` must not be touched any more, except by
+   * a lingering close (`lingering`), which ends the answer later.
+   */
   aborted = false;
   /** The client went away (uWS onAborted), as opposed to `aborted`, which also means "answered". */
   clientLeft = false;
@@ -325,6 +326,10 @@ class Exchange implements BodySource {
   private readonly res: UwsResponse;
   /** False when the request's body framing was refused: nothing more is read from this connection. */
   private readonly framingTrusted: boolean;
+  /** uWS closes the connection as soon as the answer ends (the request asked it to: closedAfterAnswer). */
+  private readonly closedByUws: boolean;
+  /** Set while an early answer reads and discards the rest of the body before ending (AfterAnswer `linger`). */
+  private lingering: LingeringClose | null = null;
   /** The body asked for a pause (backpressure, or not consumed yet). */
   private bodyPaused = false;
   /**
@@ -336,10 +341,32 @@ class Exchange implements BodySource {
   private socketPaused = false;
   private lastRearm = 0;
 
-  constructor(res: UwsResponse, log: Logger, framingTrusted: boolean) {
+  constructor(res: UwsResponse, log: Logger, framingTrusted: boolean, closedByUws: boolean) {
     this.res = res;
     this.log = log;
     this.framingTrusted = framingTrusted;
+    this.closedByUws = closedByUws;
+  }
+
+  /** The client went away (uWS onAborted): `res` must not be touched any more. */
+  left(): void {
+    this.aborted = true;
+    this.clientLeft = true;
+    this.lingering?.cancel();
+    this.lingering = null;
+    this.controller.abort();
+  }
+
+  /** A chunk of the body arrived (already handed to the RequestBody); `isLast` when the body is over. */
+  bodyArrived(isLast: boolean): void {
+    if (this.lingering) {
+      this.rearmTimeout();
+      this.lingering.arrived(isLast);
+    } else if (isLast) {
+      this.holdUntilAnswered();
+    } else {
+      this.bodyProgressed();
+    }
   }
 
   pause(): void {
@@ -358,8 +385,12 @@ class Exchange implements BodySource {
   }
 
   /** A chunk of the body arrived: keeps uWS from closing a slow but steady upload (REARM_INTERVAL_MS). */
-  bodyProgressed(): void {
+  private bodyProgressed(): void {
     if (this.aborted || this.socketPaused) return;
+    this.rearmTimeout();
+  }
+
+  private rearmTimeout(): void {
     const now = performance.now();
     if (now - this.lastRearm < REARM_INTERVAL_MS) return;
     this.lastRearm = now;
@@ -379,12 +410,15 @@ class Exchange implements BodySource {
   /**
    * Settles the connection before the answer is written (see AfterAnswer): an unread body is
    * discarded, and the socket is resumed to serve the next request or drain the body, or left paused.
+   * `linger` and `close` need an answer with a body (written, then ended later; or ended with
+   * uWS's closeConnection): without one, the keep-alive rules apply, and untrusted framing is held.
    */
-  private prepareAnswer(request: HttpRequest): AfterAnswer {
-    const after = afterAnswer(request.body, this.framingTrusted);
+  private prepareAnswer(request: HttpRequest, sendsBody: boolean): AfterAnswer {
+    let after = afterAnswer(request.body, this.framingTrusted, this.closedByUws && sendsBody);
+    if (after === 'close' && !sendsBody) after = 'hold';
     if (after !== 'keep-alive') request.body.discard();
     this.holding = false;
-    this.bodyPaused = after === 'hold';
+    this.bodyPaused = after === 'hold' || after === 'close';
     this.applyPause();
     return after;
   }
@@ -399,9 +433,10 @@ class Exchange implements BodySource {
       const lower = name.toLowerCase();
       if (lower !== 'content-length' && lower !== 'connection') res.writeHeader(name, value);
     }
-    // uWS's own closeConnection flag is not used: it closes the socket as soon as the answer is
-    // written, and a client still sending its body then meets a reset that can cost it the answer.
-    if (after !== 'keep-alive') res.writeHeader('Connection', 'close');
+    // uWS's own closeConnection flag is used only for `close`: it closes the socket as soon as the answer
+    // is written, and a client still sending its body then meets a reset that can cost it the answer.
+    // With it, uWS writes `Connection: close` itself unless the request asked to close.
+    if (after !== 'keep-alive' && (after !== 'close' || this.closedByUws)) res.writeHeader('Connection', 'close');
   }
 
   /** Ends an answer that has no body; its Content-Length, if any, is written here, not by uWS. */
@@ -424,18 +459,37 @@ class Exchange implements BodySource {
     }
     const payload = result.body === undefined ? undefined : JSON.stringify(result.body);
     const framing = responseFraming(request.method, result.status, payload === undefined ? null : Buffer.byteLength(payload));
-    const after = this.prepareAnswer(request);
+    const after = this.prepareAnswer(request, framing.sendsBody && payload !== undefined && payload.length > 0);
     const res = this.res;
     res.cork(() => {
       this.writeHead(request, result, after, payload === undefined ? null : 'application/json; charset=utf-8');
-      if (framing.sendsBody) {
-        res.end(payload ?? '');
+      if (after === 'linger') {
+        // Sent whole now, as one chunk of a chunked answer; its end waits for the lingering close.
+        res.write(payload!);
+        this.bytesOut = Buffer.byteLength(payload!);
+      } else if (framing.sendsBody) {
+        res.end(payload ?? '', after === 'close');
         this.bytesOut = payload === undefined ? 0 : Buffer.byteLength(payload);
       } else {
         this.endWithoutBody(framing.contentLength);
       }
     });
     this.aborted = true;
+    if (after === 'linger') this.lingering = new LingeringClose(() => this.endLingering());
+  }
+
+  /**
+   * Ends a lingering answer: uWS writes its last chunk and, as the request asked, closes the
+   * connection (cleanly once the whole body was read).
+   */
+  private endLingering(): void {
+    this.lingering = null;
+    try {
+      this.res.cork(() => this.res.end());
+    } catch (error) {
+      // uWS let go of the response without telling (onAborted): nothing is left to end.
+      this.log.debug({ err: error }, 'ending a lingering answer failed');
+    }
   }
 
   /**
@@ -449,7 +503,8 @@ class Exchange implements BodySource {
     const res = this.res;
     const total = stream.length;
     const framing = responseFraming(request.method, result.status, total);
-    const after = this.prepareAnswer(request);
+    // A streamed answer is not written for a lingering close (its end is the stream's).
+    const after = this.prepareAnswer(request, false);
     const bodyless = !framing.sendsBody || total === 0;
     res.cork(() => {
       this.writeHead(request, result, after, null);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import fc from 'fast-check';
+import { chunkedBody } from './raw-connection.ts';
 
 // Raw HTTP over node:net and fast-check generators of hostile request bodies and names, for
 // test/integration/hostile-input.test.ts. Raw sockets, because fetch and node:http refuse to send
@@ -55,17 +56,21 @@ export function rawRequest(port: number, request: Buffer, options: { timeoutMs?:
         if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
       }
       const bodyStart = end + 4;
+      if (headers['transfer-encoding']?.toLowerCase() === 'chunked') {
+        // An early refusal to a request that asked to close is sent chunked (a lingering close).
+        const chunked = chunkedBody(received, bodyStart);
+        if (!chunked) {
+          if (closed) finish(new Error('connection closed within a chunked answer'));
+          return;
+        }
+        finish(null, { status: Number(statusMatch[1]), headerLines, headers, body: chunked.body, json: jsonOrUndefined(chunked.body) });
+        return;
+      }
       const length = headers['content-length'] === undefined ? null : Number(headers['content-length']);
       if (length !== null && received.length - bodyStart < length && !closed) return;
       if (length === null && !closed) return;
       const body = received.subarray(bodyStart, length === null ? undefined : bodyStart + length);
-      let json: any;
-      try {
-        json = JSON.parse(body.toString('utf8'));
-      } catch {
-        json = undefined;
-      }
-      finish(null, { status: Number(statusMatch[1]), headerLines, headers, body, json });
+      finish(null, { status: Number(statusMatch[1]), headerLines, headers, body, json: jsonOrUndefined(body) });
     };
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
@@ -79,6 +84,14 @@ export function rawRequest(port: number, request: Buffer, options: { timeoutMs?:
       if (options.endAfterWrite) socket.end();
     });
   });
+}
+
+function jsonOrUndefined(body: Buffer): any {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The bytes of one HTTP/1.1 request with Host, Connection: close and a Content-Length matching `body`. */

@@ -97,18 +97,50 @@ export class RawConnection {
     const start = end + 4;
     let length: number;
     if (bodyless || status === 204 || status === 304 || status < 200) length = 0;
+    else if (headers['transfer-encoding']?.toLowerCase() === 'chunked') return this.parseChunked(status, headerLines, headers, start);
     else if (headers['content-length'] !== undefined) length = Number(headers['content-length']);
     else if (this.closedFlag) length = this.buffer.length - start;
     else return null;
     if (this.buffer.length - start < length) return null;
     const body = this.buffer.subarray(start, start + length);
     this.buffer = this.buffer.subarray(start + length);
-    let json: any;
-    try {
-      json = JSON.parse(body.toString('utf8'));
-    } catch {
-      json = undefined;
-    }
-    return { status, headerLines, headers, body, json };
+    return { status, headerLines, headers, body, json: jsonOf(body) };
+  }
+
+  /** A chunked body, once its last chunk has arrived. */
+  private parseChunked(status: number, headerLines: string[], headers: Record<string, string>, start: number): ParsedResponse | null {
+    const chunked = chunkedBody(this.buffer, start);
+    if (!chunked) return null;
+    this.buffer = this.buffer.subarray(chunked.end);
+    return { status, headerLines, headers, body: chunked.body, json: jsonOf(chunked.body) };
+  }
+}
+
+/**
+ * The body of a chunked message (without extensions or trailers) whose chunks start at `start` of
+ * `buffer`, and where the message ends; null until its last chunk has arrived.
+ */
+export function chunkedBody(buffer: Buffer, start: number): { body: Buffer; end: number } | null {
+  const chunks: Buffer[] = [];
+  let at = start;
+  for (;;) {
+    const lineEnd = buffer.indexOf('\r\n', at);
+    if (lineEnd === -1) return null;
+    const line = buffer.subarray(at, lineEnd).toString('latin1');
+    if (!/^[0-9a-fA-F]+$/.test(line)) throw new Error(`not a chunk size: ${JSON.stringify(line)}`);
+    const size = Number.parseInt(line, 16);
+    const dataEnd = lineEnd + 2 + size;
+    if (buffer.length < dataEnd + 2) return null;
+    chunks.push(buffer.subarray(lineEnd + 2, dataEnd));
+    at = dataEnd + 2;
+    if (size === 0) return { body: Buffer.concat(chunks), end: at };
+  }
+}
+
+function jsonOf(body: Buffer): any {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
   }
 }

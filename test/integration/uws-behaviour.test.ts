@@ -73,6 +73,41 @@ t.test('endWithoutBody: undefined as length announces 2^63 bytes; a real length 
   t.notOk(events.includes('request /next'), 'and was not served');
 });
 
+t.test('a first Connection field of 5 characters: closed as soon as the answer ends, body unread; a written, unended answer keeps it open', async (t) => {
+  const { port } = await uwsServer(t, (res, url) => {
+    if (url === '/ended') {
+      res.cork(() => res.end('no'));
+      return;
+    }
+    res.cork(() => res.write('no'));
+    res.onData((_chunk, isLast) => {
+      if (isLast) res.cork(() => res.end());
+    });
+  });
+  const open = async (path: string, connection: string) => {
+    const raw = await RawConnection.open(port);
+    t.teardown(() => raw.destroy());
+    raw.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\nContent-Length: 20\r\n\r\n0123456789`);
+    const answer = path === '/ended' ? await raw.next() : null;
+    await Promise.race([raw.closed, later(500)]);
+    return { raw, answer, closed: raw.isClosed };
+  };
+  for (const value of ['close', 'Close', 'abcde']) {
+    const { answer, closed } = await open('/ended', value);
+    t.equal(answer?.body.toString(), 'no', `${value}: answered`);
+    t.ok(closed, `${value}: closed at once, with 10 body bytes still to come`);
+  }
+  for (const value of ['keep-alive, close', 'keep-alive']) t.notOk((await open('/ended', value)).closed, `${value}: left open`);
+  const written = await open('/written', 'close');
+  t.notOk(written.closed, 'written, not ended: open while the body arrives');
+  written.raw.write('0123456789');
+  await Promise.race([written.raw.closed, later(2000)]);
+  t.ok(written.raw.isClosed, 'ended once the body has arrived: closed');
+  const answer = await written.raw.next();
+  t.equal(answer.headers['transfer-encoding'], 'chunked', 'the written answer is chunked');
+  t.equal(answer.body.toString(), 'no', 'and arrived whole');
+});
+
 t.test('a request pipelined in the same read closes the connection while the first is unanswered', async (t) => {
   const { port, events } = await uwsServer(t, (res, url) => {
     setTimeout(() => events.includes(`aborted ${url}`) || res.cork(() => res.end('ok')), 50);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { afterAnswer, DRAIN_LIMIT_BYTES, requestFraming, responseFraming } from '../../src/http/framing.ts';
+import { afterAnswer, closedAfterAnswer, DRAIN_LIMIT_BYTES, requestFraming, responseFraming } from '../../src/http/framing.ts';
 
 t.test('requestFraming: one Content-Length, or chunked last, and nothing ambiguous', (t) => {
   t.same(requestFraming([]), { valid: true, contentLength: null, chunked: false }, 'no body');
@@ -31,11 +31,26 @@ t.test('responseFraming: 204 has no length, 304 and HEAD the representation\'s',
   t.end();
 });
 
-t.test('afterAnswer: keep-alive when read whole, drain a small known rest, hold otherwise', (t) => {
-  t.equal(afterAnswer({ complete: true, declaredLength: 10, bytesReceived: 10 }, true), 'keep-alive');
-  t.equal(afterAnswer({ complete: true, declaredLength: 10, bytesReceived: 10 }, false), 'hold', 'untrusted framing');
-  t.equal(afterAnswer({ complete: false, declaredLength: DRAIN_LIMIT_BYTES + 10, bytesReceived: 10 }, true), 'drain');
-  t.equal(afterAnswer({ complete: false, declaredLength: DRAIN_LIMIT_BYTES + 11, bytesReceived: 10 }, true), 'hold');
-  t.equal(afterAnswer({ complete: false, declaredLength: null, bytesReceived: 10 }, true), 'hold', 'chunked: unknown rest');
+t.test('afterAnswer: keep-alive when read whole, linger when uWS closes, drain a small known rest, hold otherwise', (t) => {
+  t.equal(afterAnswer({ complete: true, declaredLength: 10, bytesReceived: 10 }, true, false), 'keep-alive');
+  t.equal(afterAnswer({ complete: true, declaredLength: 10, bytesReceived: 10 }, true, true), 'keep-alive', 'read whole: uWS may close at once');
+  t.equal(afterAnswer({ complete: true, declaredLength: 10, bytesReceived: 10 }, false, false), 'close', 'untrusted framing');
+  t.equal(afterAnswer({ complete: false, declaredLength: 10, bytesReceived: 0 }, false, true), 'close', 'untrusted framing, whatever the client asked');
+  t.equal(afterAnswer({ complete: false, declaredLength: DRAIN_LIMIT_BYTES + 10, bytesReceived: 10 }, true, false), 'drain');
+  t.equal(afterAnswer({ complete: false, declaredLength: DRAIN_LIMIT_BYTES + 11, bytesReceived: 10 }, true, false), 'hold');
+  t.equal(afterAnswer({ complete: false, declaredLength: null, bytesReceived: 10 }, true, false), 'hold', 'chunked: unknown rest');
+  for (const declaredLength of [DRAIN_LIMIT_BYTES, DRAIN_LIMIT_BYTES * 100, null]) {
+    t.equal(afterAnswer({ complete: false, declaredLength, bytesReceived: 10 }, true, true), 'linger', `the client asked to close: linger (${declaredLength})`);
+  }
+  t.end();
+});
+
+t.test('closedAfterAnswer: uWS\'s rule, the first Connection field is 5 characters long', (t) => {
+  t.equal(closedAfterAnswer([['connection', 'close']]), true);
+  t.equal(closedAfterAnswer([['connection', 'Close']]), true);
+  t.equal(closedAfterAnswer([['host', 'x'], ['connection', 'close'], ['connection', 'keep-alive']]), true, 'the first field counts');
+  t.equal(closedAfterAnswer([['connection', 'keep-alive'], ['connection', 'close']]), false);
+  t.equal(closedAfterAnswer([['connection', 'keep-alive, close']]), false);
+  t.equal(closedAfterAnswer([]), false);
   t.end();
 });
