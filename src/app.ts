@@ -180,10 +180,15 @@ export class Backend {
 
   /** `claimIdentity`: the server claims its instance id (InstanceIdentity) for the reservations it makes; the CLI does not. */
   /** `authSecret`: the resolved operator secret (the server's); without it, account export links cannot be signed (the CLI). */
-  static async open(config: Config, logger: Logger, options: { claimIdentity?: boolean; authSecret?: string } = {}): Promise<Backend> {
+  /** `takeOverEmbeddedDatabase` (default true): see startEmbeddedPostgres' `takeOver`. */
+  static async open(
+    config: Config, logger: Logger, options: { claimIdentity?: boolean; authSecret?: string; takeOverEmbeddedDatabase?: boolean } = {},
+  ): Promise<Backend> {
     const embedded = config.databaseUrl
       ? null
-      : await startEmbeddedPostgres({ dataDir: config.dataDir, databaseName: 'media', log: (line) => logger.debug({ postgres: line }) });
+      : await startEmbeddedPostgres({
+        dataDir: config.dataDir, databaseName: 'media', takeOver: options.takeOverEmbeddedDatabase, log: (line) => logger.debug({ postgres: line }),
+      });
     const databaseUrl = config.databaseUrl ?? embedded!.url;
     let orm: MikroORM | null = null;
     let identity: InstanceIdentity | null = null;

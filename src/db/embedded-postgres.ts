@@ -13,6 +13,12 @@ import { startPostmaster, type Postmaster } from './postmaster.ts';
 export interface EmbeddedDatabaseOptions {
   dataDir: string;
   databaseName: string;
+  /**
+   * A server left running by a process that died (no live owner) becomes this process's: it stops
+   * it on stop(). Default true; false uses it without owning it (the cli: a short-lived process
+   * whose exit must not stop the server the service instances share).
+   */
+  takeOver?: boolean;
   log?: (line: string) => void;
 }
 
@@ -49,7 +55,8 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
   const ownerFile = path.join(dataDir, 'postgres-owner.json');
   const owner = await readOwner(ownerFile);
   const running = await runningServer(clusterDir, credentialsFile);
-  if (running && owner?.pid && owner.pid !== process.pid && owner.port === running.port && isProcessAlive(owner.pid)) {
+  const ownedByAnother = owner?.pid && owner.pid !== process.pid && owner.port === running?.port && isProcessAlive(owner.pid);
+  if (running && (ownedByAnother || options.takeOver === false)) {
     // The server of a live process on this DATA_DIR (the running service): not ours to stop, the owner does that.
     return { url: databaseUrl(running.credentials, running.port, options.databaseName), stop: async () => undefined };
   }

@@ -103,6 +103,11 @@ t.test('a server orphaned by a SIGKILLed node process is taken over on the next 
   // Another instance on the same DATA_DIR still uses it, on a connection opened before the SIGKILL.
   const other = await connectPg(childUrl);
   t.teardown(() => other.end().catch(() => undefined));
+  // The cli (takeOver: false) uses it and leaves it running.
+  const shared = await startEmbeddedPostgres({ dataDir, databaseName: 'app', takeOver: false });
+  t.equal(shared.url, childUrl, 'takeOver false: the running server is used');
+  await shared.stop();
+  t.ok(isAlive(orphan), 'and left running by stop()');
   const lines: string[] = [];
   const db = await start(dataDir, (line) => lines.push(line));
   t.ok(lines.some((line) => line.includes(`reusing the PostgreSQL server (pid ${orphan}`)), 'logged the reuse');
