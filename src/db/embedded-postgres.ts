@@ -31,8 +31,8 @@ interface Credentials { user: string; password: string }
 
 const isRoot = process.getuid?.() === 0;
 const POSTGRES_FLAGS = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
-/** How long a server found running may take to accept a connection before it is taken for a stale one. */
-const CONNECT_TIMEOUT_MS = 3_000;
+/** How long a server found running without a live owner may take to accept a connection before it is taken for a stale one. */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
   const log = options.log ?? (() => {});
@@ -54,10 +54,13 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
   const credentialsFile = path.join(dataDir, 'postgres-credentials.json');
   const ownerFile = path.join(dataDir, 'postgres-owner.json');
   const owner = await readOwner(ownerFile);
-  const running = await runningServer(clusterDir, credentialsFile);
-  const ownedByAnother = owner?.pid && owner.pid !== process.pid && owner.port === running?.port && isProcessAlive(owner.pid);
-  if (running && (ownedByAnother || options.takeOver === false)) {
+  const found = await serverOnRecord(clusterDir, credentialsFile);
+  if (found && owner?.pid && owner.pid !== process.pid && owner.port === found.port && isProcessAlive(owner.pid)) {
     // The server of a live process on this DATA_DIR (the running service): not ours to stop, the owner does that.
+    return { url: databaseUrl(found.credentials, found.port, options.databaseName), stop: async () => undefined };
+  }
+  const running = found && (await answers(found.port, found.credentials)) ? found : null;
+  if (running && options.takeOver === false) {
     return { url: databaseUrl(running.credentials, running.port, options.databaseName), stop: async () => undefined };
   }
   if (running) {
@@ -225,11 +228,8 @@ async function readOwner(ownerFile: string): Promise<{ pid?: number; port?: numb
   return readFile(ownerFile, 'utf8').then((text) => JSON.parse(text) as { pid?: number; port?: number }, () => null);
 }
 
-/**
- * The server running on this cluster, when its postmaster.pid names a live postgres that accepts
- * our credentials on the port it names; null when there is none or it does not answer.
- */
-async function runningServer(clusterDir: string, credentialsFile: string): Promise<{ pid: number; port: number; credentials: Credentials } | null> {
+/** The server postmaster.pid names, when that is a live postgres and the credentials file is there; null otherwise. */
+async function serverOnRecord(clusterDir: string, credentialsFile: string): Promise<{ pid: number; port: number; credentials: Credentials } | null> {
   const pidFile = await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '');
   const [pidLine, , , portLine] = pidFile.split('\n');
   const pid = Number.parseInt(pidLine ?? '', 10);
@@ -237,14 +237,19 @@ async function runningServer(clusterDir: string, credentialsFile: string): Promi
   if (!(pid > 0) || !(port > 0) || !(await isPostgresAlive(pid))) return null;
   const credentials = await readFile(credentialsFile, 'utf8').then((text) => JSON.parse(text) as Credentials, () => null);
   if (typeof credentials?.user !== 'string' || typeof credentials.password !== 'string') return null;
+  return { pid, port, credentials };
+}
+
+/** Whether the server on `port` accepts the stored credentials and a query within CONNECT_TIMEOUT_MS. */
+async function answers(port: number, credentials: Credentials): Promise<boolean> {
   const client = adminClient(port, credentials);
   client.on('error', () => undefined);
   try {
     await client.connect();
     await client.query('select 1');
-    return { pid, port, credentials };
+    return true;
   } catch {
-    return null;
+    return false;
   } finally {
     await client.end().catch(() => undefined);
   }
