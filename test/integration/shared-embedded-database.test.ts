@@ -16,7 +16,7 @@ import { eventually, sleep } from '../helpers/wait.ts';
 // on their own within seconds. Through both, every upload answered 201 is listed and stored, and every
 // other answer is a clean 503 that left nothing.
 
-// Its time is that of five service starts, three of them one after another (144 s in all at a load average of 16 on two cores).
+// Its time is that of five service starts, three of them one after another (144-191 s in all at a load average of 16-18 on two cores; the waits of its own are a few seconds).
 t.setTimeout(300_000);
 
 if (process.env.TEST_PG_KIND === 'server') {
