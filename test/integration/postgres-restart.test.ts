@@ -65,16 +65,26 @@ t.test('the database stops while the service is idle: 503s, then normal service 
   t.equal((await uploadMultipart(server, team.teamId, team.key, { fileName: 'before.png', content: pngLike(10 * KiB) })).status, 201, 'uploads work before');
   const before = await teamStorageState(server.databaseUrl, team.teamId);
 
+  t.same((await server.request('GET', '/healthz')).body, { status: 'ok', dependencies: { database: 'ok', storage: 'ok' } }, '/healthz names the database as up');
   await pg.stop('fast');
+  // The health connection ends with the server, so the state changes without waiting for a poll.
+  t.ok(await eventually(async () => (await server.request('GET', '/healthz')).status === 503, 3_000), '/healthz answers 503 within seconds of the database stopping');
   const health = await server.request('GET', '/healthz');
-  t.equal(health.status, 200, '/healthz still answers (the process is up)');
+  expectUnavailable(t, health, '/healthz');
+  t.equal(health.body.value, 'database', '/healthz names the database as down');
+  t.match(health.body.message, /^Unavailable: database \(.+\)$/, 'and says why');
   expectUnavailable(t, await server.media('GET', listPath, team.key), 'list');
   expectUnavailable(t, await uploadMultipart(server, team.teamId, team.key, { fileName: 'down.png', content: pngLike(10 * KiB) }), 'multipart upload');
   expectUnavailable(t, await uploadJson(server, team.teamId, team.key, { file: pngLike(600 * KiB).toString('base64'), fileName: 'down.png' }), 'JSON upload');
   expectUnavailable(t, await server.admin('POST', '/v1/admin/teams', { name: 'Down' }), 'operator route');
   expectUnavailable(t, await server.media('GET', listPath, 'tws_0123456789abcdef_' + 'A'.repeat(43)), 'an uncached key');
 
+  t.equal((await server.request('GET', '/healthz')).status, 503, '/healthz stays 503 while the database is down');
+
   await pg.start();
+  const back = Date.now();
+  t.ok(await eventually(async () => (await server.request('GET', '/healthz')).status === 200, 10_000), '/healthz answers 200 again once the database is back');
+  t.ok(Date.now() - back < 5_000, 'within seconds (re-checked every second while down)', { ms: Date.now() - back });
   t.ok(await eventually(async () => (await server.media('GET', listPath, team.key)).status === 200, 10_000), 'the same process lists again');
   const after = await uploadMultipart(server, team.teamId, team.key, { fileName: 'after.png', content: pngLike(2 * MiB) });
   t.equal(after.status, 201, 'uploads work again without a restart');

@@ -72,7 +72,7 @@ t.test('storage that cannot be reached: the service starts, /healthz is 503 nami
 
   await proxy.restore();
   t.ok(await eventually(async () => (await server.request('GET', '/healthz')).status === 200, 15_000), '/healthz recovers once storage answers');
-  t.same((await server.request('GET', '/healthz')).body, { status: 'ok', dependencies: { storage: 'ok' } });
+  t.same((await server.request('GET', '/healthz')).body, { status: 'ok', dependencies: { database: 'ok', storage: 'ok' } });
   t.ok(logged.some((line) => line.msg === 'storage available'), 'the recovery is logged');
   const stored = await uploadMultipart(server, team.teamId, team.key, { content: pngLike(2048), fileName: 'shot.png' });
   t.equal(stored.status, 201, 'uploads work again');

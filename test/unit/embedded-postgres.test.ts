@@ -70,13 +70,16 @@ t.test('first start initialises the cluster and serves queries on 127.0.0.1', as
   t.notOk(existsSync(pidFile), 'server stopped, stop() idempotent');
 });
 
-t.test('a restart keeps the data', async (t) => {
+t.test('a restart keeps the data and the port', async (t) => {
+  const before = JSON.parse(await readFile(path.join(dataDir, 'postgres-owner.json'), 'utf8')) as { pid?: number; port: number };
+  t.notOk(before.pid, 'a stopped server has no owner on record, only its port');
   const db = await start();
   t.same(await query(db.url, 'select v from kept'), [{ v: 'still here' }]);
+  t.equal(Number(new URL(db.url).port), before.port, 'the new server listens on the port of the last one (instances still configured with it reconnect)');
   await db.stop();
 });
 
-t.test('a server orphaned by a SIGKILLed node process is stopped on the next start', async (t) => {
+t.test('a server orphaned by a SIGKILLed node process is taken over on the next start, not restarted', async (t) => {
   const moduleUrl = pathToFileURL(path.join(repo, 'src/db/embedded-postgres.ts')).href;
   const script =
     `const { startEmbeddedPostgres } = await import(${JSON.stringify(moduleUrl)});` +
@@ -97,13 +100,26 @@ t.test('a server orphaned by a SIGKILLed node process is stopped on the next sta
   const orphan = pidInFile();
   t.ok(isAlive(orphan), 'postgres outlived its SIGKILLed parent');
 
+  // Another instance on the same DATA_DIR still uses it, on a connection opened before the SIGKILL.
+  const other = await connectPg(childUrl);
+  t.teardown(() => other.end().catch(() => undefined));
+  // The cli (takeOver: false) uses it and leaves it running.
+  const shared = await startEmbeddedPostgres({ dataDir, databaseName: 'app', takeOver: false });
+  t.equal(shared.url, childUrl, 'takeOver false: the running server is used');
+  await shared.stop();
+  t.ok(isAlive(orphan), 'and left running by stop()');
   const lines: string[] = [];
   const db = await start(dataDir, (line) => lines.push(line));
-  t.ok(lines.some((line) => line.includes(`stale PostgreSQL server (pid ${orphan})`)), 'logged the stale server');
-  t.notOk(isAlive(orphan), 'the orphan is gone');
-  t.not(pidInFile(), orphan);
+  t.ok(lines.some((line) => line.includes(`reusing the PostgreSQL server (pid ${orphan}`)), 'logged the reuse');
+  t.equal(pidInFile(), orphan, 'the same server runs');
+  t.equal(db.url, childUrl, 'on the same port');
+  t.same((await other.query('select 1 as one')).rows, [{ one: 1 }], 'the other connection was not cut');
+  t.match(JSON.parse(await readFile(path.join(dataDir, 'postgres-owner.json'), 'utf8')), { pid: process.pid }, 'this process owns it now');
   t.same(await query(db.url, 'select v from kept'), [{ v: 'still here' }]);
+  await other.end();
   await db.stop();
+  t.notOk(isAlive(orphan), 'and stops it on stop()');
+  t.notOk(existsSync(pidFile), 'cleanly (postmaster.pid removed)');
 });
 
 t.test('a half-initialised cluster directory is initialised again', async (t) => {

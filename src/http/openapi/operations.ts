@@ -549,7 +549,7 @@ const serviceOperations: Record<string, OperationDoc> = {
   'GET /healthz': {
     operationId: 'health',
     summary: 'Health',
-    description: '200 once the service accepts requests; 503 while it starts or drains, or while a dependency (storage) is down: then `value` names the dependencies that are down and `message` says why.',
+    description: '200 once the service accepts requests; 503 while it starts or drains, or while a dependency (the database, the storage) is down: then `value` names the dependencies that are down and `message` says why.',
     tag: 'service',
     access: 'public',
     responses: { 200: { description: 'Ready.', schema: healthSchema } },

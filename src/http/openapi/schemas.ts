@@ -30,7 +30,7 @@ export const errorBodySchema = z
 export const healthSchema = z
   .object({
     status: z.literal('ok'),
-    dependencies: z.record(z.string(), z.literal('ok')).meta({ description: 'Each dependency checked (e.g. storage) and its state.' }),
+    dependencies: z.record(z.string(), z.literal('ok')).meta({ description: 'Each dependency checked (database, storage) and its state.' }),
   })
   .meta({ id: 'Health' });
 
