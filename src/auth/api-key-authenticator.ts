@@ -90,10 +90,23 @@ export class ApiKeyAuthenticator {
     const key = bearerToken(authorization);
     const prefix = key ? apiKeyPrefix(key) : null;
     if (!key || !prefix) throw unauthorized(key ? 'Malformed API key' : authorizationProblem(authorization));
-    const cached = this.cache.get(prefix);
-    const entry = cached && cached.expiresAt > this.now() ? cached : this.knownMiss(prefix) ? null : await this.loadOnce(prefix);
+    const entry = await this.entryOf(prefix);
     if (!entry || !apiKeyMatches(key, entry.secretHash)) throw unauthorized('Invalid API key');
     return entry.principal;
+  }
+
+  /**
+   * The principal the key with `prefix` has now, without its secret: for what a key made earlier
+   * (an upload URL, a tus upload) and must still be allowed. Null when no usable key has the prefix
+   * any more (rerolled, deleted, its member gone). From the same cache as authenticate().
+   */
+  async currentPrincipal(prefix: string): Promise<Principal | null> {
+    return (await this.entryOf(prefix))?.principal ?? null;
+  }
+
+  private async entryOf(prefix: string): Promise<CachedKey | null> {
+    const cached = this.cache.get(prefix);
+    return cached && cached.expiresAt > this.now() ? cached : this.knownMiss(prefix) ? null : await this.loadOnce(prefix);
   }
 
   invalidateTeam(teamId: string): void {
@@ -154,6 +167,8 @@ export class ApiKeyAuthenticator {
       principal: {
         keyId: row.id,
         sessionId: null,
+        keyPrefix: prefix,
+        userId: null,
         rateLimitKey: row.id,
         teamId: row.team_id,
         memberId: row.team_member_id,

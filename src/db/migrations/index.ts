@@ -23,6 +23,7 @@ import { Migration20261124060000Accounts } from './Migration20261124060000Accoun
 import { Migration20261124061000NotificationPreferences } from './Migration20261124061000NotificationPreferences.ts';
 import { Migration20261124070000OAuthClientState } from './Migration20261124070000OAuthClientState.ts';
 import { Migration20261124080000StorageDeletions } from './Migration20261124080000StorageDeletions.ts';
+import { Migration20261125020000UploadMakers } from './Migration20261125020000UploadMakers.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -50,4 +51,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261124061000NotificationPreferences', class: Migration20261124061000NotificationPreferences },
   { name: 'Migration20261124070000OAuthClientState', class: Migration20261124070000OAuthClientState },
   { name: 'Migration20261124080000StorageDeletions', class: Migration20261124080000StorageDeletions },
+  { name: 'Migration20261125020000UploadMakers', class: Migration20261125020000UploadMakers },
 ];
