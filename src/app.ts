@@ -4,6 +4,7 @@ import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import { AUTH_CHANGES_CHANNEL, parseAuthChange } from './auth/auth-changes.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { SessionAuthenticator } from './auth/session-authenticator.ts';
+import { makerMayUpload } from './auth/upload-maker.ts';
 import { SessionService } from './domain/sessions/session.service.ts';
 import { CredentialService } from './domain/users/credential.service.ts';
 import { UserProfileService } from './domain/users/user-profile.service.ts';
@@ -258,6 +259,7 @@ export class Backend {
         // No owner: a tus reservation belongs to the upload, not to the instance that made it (it outlives restarts until it expires).
         orm, store, resumable: createResumableStore(store), quota: new StorageQuota(orm, null), teamStates, committer, xxhash,
         expirySeconds: config.tusExpirySeconds, maxSize: MAX_BODY_BYTES.multipart,
+        makerMayUpload: (teamId, maker) => makerMayUpload(authenticator, teamId, maker),
         observer: {
           receiving: (delta) => metrics.tusUploadsInProgress.inc(delta),
           resumedBytes: (bytes) => metrics.tusResumedBytes.inc(bytes),

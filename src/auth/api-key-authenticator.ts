@@ -105,16 +105,26 @@ export class ApiKeyAuthenticator {
     const key = bearerToken(authorization);
     const prefix = key ? apiKeyPrefix(key) : null;
     if (!key || !prefix) throw unauthorized(key ? 'Malformed API key' : authorizationProblem(authorization));
-    const cached = this.cache.get(prefix);
-    let entry: CachedKey | null;
-    if (cached && cached.expiresAt > this.now()) entry = cached;
-    else if (this.knownMiss(prefix)) entry = null;
-    else {
-      if (!(await this.prefixExists(prefix))) await beforeGuessLookup();
-      entry = await this.loadOnce(prefix);
-    }
+    const entry = await this.entryOf(prefix, beforeGuessLookup);
     if (!entry || !apiKeyMatches(key, entry.secretHash)) throw unauthorized('Invalid API key');
     return entry.principal;
+  }
+
+  /**
+   * The principal the key with `prefix` has now, without its secret: for what a key made earlier
+   * (an upload URL, a tus upload) and must still be allowed. Null when no usable key has the prefix
+   * any more (rerolled, deleted, its member gone). From the same cache as authenticate().
+   */
+  async currentPrincipal(prefix: string): Promise<Principal | null> {
+    return (await this.entryOf(prefix))?.principal ?? null;
+  }
+
+  private async entryOf(prefix: string, beforeGuessLookup: () => Promise<void> = async () => undefined): Promise<CachedKey | null> {
+    const cached = this.cache.get(prefix);
+    if (cached && cached.expiresAt > this.now()) return cached;
+    if (this.knownMiss(prefix)) return null;
+    if (!(await this.prefixExists(prefix))) await beforeGuessLookup();
+    return this.loadOnce(prefix);
   }
 
   /** Whether a key has `prefix`, once the reloads under way (a key just made or rerolled) have landed. */
@@ -209,6 +219,8 @@ export class ApiKeyAuthenticator {
       principal: {
         keyId: row.id,
         sessionId: null,
+        keyPrefix: prefix,
+        userId: null,
         rateLimitKey: row.id,
         teamId: row.team_id,
         memberId: row.team_member_id,

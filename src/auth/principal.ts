@@ -4,6 +4,10 @@ export interface Principal {
   keyId: string | null;
   /** The session; null for an API key. */
   sessionId: string | null;
+  /** The key's prefix: which secret it presented (a reroll changes it); null for a session. */
+  keyPrefix: string | null;
+  /** The session's user; null for an API key. */
+  userId: string | null;
   /** What the per-caller rate limit counts against: the key, or the session. */
   rateLimitKey: string;
   teamId: string;

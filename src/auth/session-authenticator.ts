@@ -41,6 +41,11 @@ select s.id, s.user_id, s.expires_at, s.last_used_at
   from user_session s join "user" u on u.id = s.user_id
  where s.token_hash = ? and s.expires_at > now() and not u.disabled`;
 
+const SESSION_BY_ID_QUERY = `
+select s.id, s.user_id, s.expires_at, s.last_used_at
+  from user_session s join "user" u on u.id = s.user_id
+ where s.id = ? and s.expires_at > now() and not u.disabled`;
+
 // The user's current membership of the team and the permissions of its groups, as for a key linked to a member.
 const MEMBERSHIP_QUERY = `
 select m.id as member_id, t.archived as team_archived, m.is_team_owner,
@@ -82,6 +87,8 @@ export class SessionAuthenticator {
   private readonly now: () => number;
   private readonly onRenewFailed: (error: unknown) => void;
   private readonly sessions = new Map<string, CachedSession>();
+  /** The same sessions by id, for what a session made earlier (an upload URL, a tus upload) and must still be allowed. */
+  private readonly sessionsById = new Map<string, CachedSession>();
   private readonly memberships = new Map<string, CachedMembership>();
   /** Token hash -> until when it is known to find no usable session, so a repeated guess costs no lookup. */
   private readonly misses = new Map<string, number>();
@@ -112,6 +119,14 @@ export class SessionAuthenticator {
     return { sessionId: session.sessionId, userId: session.userId };
   }
 
+  /** Whether the session is still signed in (not revoked or expired, its user not disabled), without its token. */
+  async isLive(sessionId: string): Promise<boolean> {
+    const now = this.now();
+    const cached = this.sessionsById.get(sessionId);
+    const session = cached && cached.cachedUntil > now ? cached : await this.loadById(sessionId);
+    return session !== null && session.expiresAt > now;
+  }
+
   /** The principal of a session on a team's routes: 401 when its user is not a current member, as for a key of another team. */
   async principalOn({ sessionId, userId }: SessionIdentity, teamId: string): Promise<Principal> {
     const key = `${userId}:${teamId}`;
@@ -124,6 +139,7 @@ export class SessionAuthenticator {
   invalidateUser(userId: string): void {
     this.generation++;
     for (const [hash, session] of this.sessions) if (session.userId === userId) this.sessions.delete(hash);
+    for (const [id, session] of this.sessionsById) if (session.userId === userId) this.sessionsById.delete(id);
     for (const key of this.memberships.keys()) if (key.startsWith(`${userId}:`)) this.memberships.delete(key);
     // A miss names no user: an enabled user's sessions may be among them.
     this.misses.clear();
@@ -137,6 +153,7 @@ export class SessionAuthenticator {
   invalidateAll(): void {
     this.generation++;
     this.sessions.clear();
+    this.sessionsById.clear();
     this.memberships.clear();
     this.misses.clear();
   }
@@ -157,16 +174,32 @@ export class SessionAuthenticator {
       if (this.cacheMs > 0 && generation === this.generation) remember(this.misses, tokenHash, this.now() + this.cacheMs, MAX_MISSES);
       return null;
     }
+    const session = this.cachedSession(row);
+    if (this.cacheMs > 0 && generation === this.generation) {
+      remember(this.sessions, tokenHash, session, MAX_CACHED);
+      remember(this.sessionsById, session.sessionId, session, MAX_CACHED);
+    }
+    return session;
+  }
+
+  private async loadById(sessionId: string): Promise<CachedSession | null> {
+    const generation = this.generation;
+    const [row] = await this.orm.em.getConnection().execute<SessionRow[]>(SESSION_BY_ID_QUERY, [sessionId]);
+    if (!row) return null;
+    const session = this.cachedSession(row);
+    if (this.cacheMs > 0 && generation === this.generation) remember(this.sessionsById, sessionId, session, MAX_CACHED);
+    return session;
+  }
+
+  private cachedSession(row: SessionRow): CachedSession {
     const expiresAt = new Date(row.expires_at).getTime();
-    const session: CachedSession = {
+    return {
       sessionId: row.id,
       userId: row.user_id,
       expiresAt,
       lastUsedAt: new Date(row.last_used_at).getTime(),
       cachedUntil: Math.min(this.now() + this.cacheMs, expiresAt),
     };
-    if (this.cacheMs > 0 && generation === this.generation) remember(this.sessions, tokenHash, session, MAX_CACHED);
-    return session;
   }
 
   private async loadMembership(userId: string, teamId: string, key: string): Promise<CachedMembership> {
@@ -178,6 +211,8 @@ export class SessionAuthenticator {
         ? {
             keyId: null,
             sessionId: null,
+            keyPrefix: null,
+            userId,
             rateLimitKey: '',
             teamId,
             memberId: row.member_id,

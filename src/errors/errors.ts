@@ -175,7 +175,7 @@ export function internalServerError(requestId?: string): ServiceError {
 }
 
 /** Why an upload URL is refused before its body is read (docs/upload-urls.md). */
-export type UploadUrlRefusal = 'invalid' | 'expired' | 'used' | 'inUse';
+export type UploadUrlRefusal = 'invalid' | 'expired' | 'used' | 'inUse' | 'revoked';
 
 export function uploadUrlRefused(reason: UploadUrlRefusal): ServiceError {
   switch (reason) {
@@ -187,7 +187,27 @@ export function uploadUrlRefused(reason: UploadUrlRefusal): ServiceError {
       return new ServiceError({ name: 'GoneError', status: 410, messageKey: 'error.media.uploadUrlUsed', message: 'The upload URL has been used' });
     case 'inUse':
       return new ServiceError({ name: 'ConflictError', status: 409, messageKey: 'error.media.uploadUrlInUse', message: 'An upload to this URL is running' });
+    case 'revoked':
+      return new ServiceError({
+        name: 'ForbiddenError', status: 403, messageKey: 'error.media.uploadUrlRevoked',
+        message: 'The key or session that made this upload URL can no longer upload to the team',
+      });
   }
+}
+
+/** The key or session that created a tus upload can no longer upload to the team: the upload is terminated. */
+export function tusUploadRevoked(uploadId: string): ServiceError {
+  return new ServiceError({
+    name: 'ForbiddenError', status: 403, messageKey: 'error.tus.uploadRevoked',
+    message: 'The key or session that created this upload can no longer upload to the team; the upload was terminated', value: uploadId,
+  });
+}
+
+/** A PATCH to a tus upload that is complete: it takes no more bytes (docs/resumable-uploads.md). */
+export function tusUploadComplete(uploadId: string): ServiceError {
+  return new ServiceError({
+    name: 'ForbiddenError', status: 403, messageKey: 'error.tus.uploadComplete', message: 'The upload is complete and takes no more bytes', value: uploadId,
+  });
 }
 
 /** The file is larger than the upload URL allows (its maxSizeBytes). */

@@ -7,7 +7,7 @@ import { Upload } from 'tus-js-client';
 import { connectPg } from '../helpers/database.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { storedObjects } from '../helpers/storage.ts';
-import { expectNothingCounted, KiB, MiB, pngLike, teamStorageState } from '../helpers/uploads.ts';
+import { expectNothingCounted, KiB, MiB, pngLike, teamStorageState, uploadMultipart } from '../helpers/uploads.ts';
 import { cuttingProxy, sha256, tusMetadata, tusRequest, tusUpload } from '../helpers/tus.ts';
 
 // Resumable uploads (tus 1.0.0) on the fs driver, with the real client (tus-js-client).
@@ -214,6 +214,13 @@ t.test('PATCH checks: Tus-Resumable 412, content type 415, offset 409, past Uplo
   t.equal(rest.headers.get('upload-offset'), String(content.length));
   t.match(rest.headers.get('media-id'), /^[0-9a-f-]{36}$/);
   t.equal((await patch(server, path, team.key, 0, content)).status, 409, 'a completed upload takes no more bytes');
+  // At its own offset too: 403 (tus: a PATCH to an upload that takes no bytes), not 204 as if it had taken some.
+  const finished = await patch(server, path, team.key, content.length, Buffer.alloc(0));
+  t.equal(finished.status, 403, 'a PATCH to a completed upload at its offset');
+  t.equal(finished.body.messageKey, 'error.tus.uploadComplete');
+  t.equal(finished.headers.get('tus-resumable'), '1.0.0');
+  t.equal((await patch(server, path, team.key, content.length, Buffer.from('x'))).status, 403, 'with bytes as well');
+  t.match(await teamStorageState(server.databaseUrl, team.teamId), { files: 1, usedStorage: content.length, reservedStorage: 0 }, 'nothing changed');
   // An instance that died between the commit and marking the upload complete: the next PATCH finishes the job, once.
   const pg = await connectPg(server.databaseUrl);
   t.teardown(() => pg.end());
@@ -227,6 +234,29 @@ t.test('PATCH checks: Tus-Resumable 412, content type 415, offset 409, past Uplo
   const other = await server.createTeam('TusOther');
   t.equal((await tusRequest(server, 'HEAD', path, other.key)).status, 401);
   t.equal((await tusRequest(server, 'HEAD', `${tusPath(other.teamId)}/${path.split('/').pop()}`, other.key)).status, 404);
+});
+
+t.test('Upload-Length 0: an empty file, stored at creation as the multipart route stores one; the real client too', async (t) => {
+  const team = await server.createTeam('TusEmpty');
+  const created = await tusRequest(server, 'POST', tusPath(team.teamId), team.key, {
+    'upload-length': '0', 'upload-metadata': tusMetadata({ filename: 'empty.txt', filetype: 'text/plain' }),
+  });
+  t.equal(created.status, 201, JSON.stringify(created.body));
+  t.equal(created.headers.get('upload-offset'), '0');
+  const mediaId = created.headers.get('media-id');
+  t.match(mediaId, /^[0-9a-f-]{36}$/, 'complete at creation: Media-Id');
+  const head = await tusRequest(server, 'HEAD', created.headers.get('location')!, team.key);
+  t.equal(head.headers.get('media-id'), mediaId);
+  t.equal(head.headers.get('upload-offset'), '0');
+  t.equal((await downloaded(team.teamId, team.key, mediaId!)).length, 0, 'an empty file is served');
+  // The multipart route stores the same empty file.
+  const multipart = await uploadMultipart(server, team.teamId, team.key, { content: Buffer.alloc(0), fileName: 'empty.txt', contentType: 'text/plain' });
+  t.equal(multipart.status, 201, 'the multipart route stores an empty file');
+  t.equal(multipart.body.size, 0);
+  const run = tusUpload(server, team.teamId, team.key, Buffer.alloc(0), { metadata: { filename: 'also-empty.txt' }, retryDelays: [] });
+  t.match((await run.done).mediaId, /^[0-9a-f-]{36}$/, 'tus-js-client uploads an empty file');
+  t.match(await teamStorageState(server.databaseUrl, team.teamId), { files: 3, usedStorage: 0, reservedStorage: 0, reservations: 0 });
+  t.equal(await tusRows(team.teamId), 2, 'the completed uploads answer HEAD until they expire');
 });
 
 t.test('creation-with-upload: the POST body is the first bytes', async (t) => {

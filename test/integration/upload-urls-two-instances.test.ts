@@ -2,6 +2,7 @@ import t from 'tap';
 import { connectPg } from '../helpers/database.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { driverSettings, settledObjects } from '../helpers/storage.ts';
+import { memberWithKey } from '../helpers/team-admin.ts';
 import { createUploadUrl, heldRawUpload, postFormToUrl, postToUrl } from '../helpers/upload-urls.ts';
 import { pngLike, teamStorageState } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
@@ -53,4 +54,33 @@ t.test('while an upload runs on one instance, the other answers 409; afterwards 
   t.equal(after.status, 410);
   t.equal(after.body.messageKey, 'error.media.uploadUrlUsed');
   t.equal((await teamStorageState(first.databaseUrl, team.teamId)).files, 1);
+});
+
+t.test('a maker losing access on one instance: its URL is refused on the other at once, though the other had its key cached', async (t) => {
+  const team = await first.createTeam('Revoked');
+  const rerolled = await memberWithKey(first, team.teamId, 'rerolled', ['team.media.upload']);
+  const demoted = await memberWithKey(first, team.teamId, 'demoted', ['team.media.upload']);
+  const cases = [
+    { member: rerolled, loseAccess: () => first.admin('POST', `/v1/admin/api-keys/${rerolled.keyId}/reroll`) },
+    {
+      member: demoted,
+      loseAccess: () => first.media('PATCH', `/v1/teams/${team.teamId}/members/${demoted.memberId}`, team.key, { body: { permissions: ['team.media.view'] } }),
+    },
+  ];
+  for (const { member, loseAccess } of cases) {
+    const url = await createUploadUrl(first, team.teamId, member.key, { fileName: 'later.png' });
+    // A use on the second instance caches the maker's key there (API_KEY_CACHE_SECONDS, 30 s by default).
+    const warm = await createUploadUrl(first, team.teamId, member.key, { fileName: 'now.png' });
+    t.equal((await postToUrl(through(warm.url, second), pngLike(1000), { 'content-type': 'image/png' })).status, 201, 'works on the second instance');
+    const before = await teamStorageState(first.databaseUrl, team.teamId);
+    t.equal((await loseAccess()).status, 200, 'access lost on the first instance');
+    // The notification takes a moment to arrive: the member's own key on the second instance shows when it did
+    // (long before the 30 s its cache would otherwise keep the key).
+    const creation = () => second.media('POST', `/v1/cdn/media/${team.teamId}/upload-urls`, member.key, { body: {} });
+    t.ok(await eventually(async () => [401, 403].includes((await creation()).status), 5000), 'the second instance heard of the change');
+    const refused = await postToUrl(through(url.url, second), pngLike(2000), { 'content-type': 'image/png' });
+    t.equal(refused.status, 403, 'refused on the second instance');
+    t.equal(refused.body.messageKey, 'error.media.uploadUrlRevoked');
+    t.same(await teamStorageState(first.databaseUrl, team.teamId), before, 'nothing stored or counted');
+  }
 });

@@ -109,6 +109,11 @@ t.test('creating validates the options as the upload routes do (400), and folder
   expectError(t, await server.media('POST', urlsPath(team.teamId), team.key, { body: '[1]' }), 400, 'error.badRequest');
   expectError(t, await server.media('POST', urlsPath(team.teamId), team.key, { body: '{' }), 400, 'error.badRequest');
   expectError(t, await server.media('POST', urlsPath(team.teamId), team.key, { body: { folderId: randomUUID() } }), 404, 'error.notFound');
+  // A fixed name of a blocked type: refused here (415), not made into a URL every use of which is refused.
+  for (const fileName of ['page.html', 'setup.exe', 'logo.svg', 'run.sh', 'PAGE.HTM']) {
+    const response = await server.media('POST', urlsPath(team.teamId), team.key, { body: { fileName } });
+    expectError(t, response, 415, 'error.unsupportedMediaType');
+  }
   const { rows } = await db.query('select count(*)::int as n from upload_url where team_id = $1', [team.teamId]);
   t.equal(rows[0].n, 0, 'no row for a refused creation');
 });
@@ -240,11 +245,11 @@ t.test('altered, expired and unknown URLs: 403 or 410 in the error body, nothing
   expectError(t, await postToUrl(created.url, png, { 'content-type': 'image/png' }), 410, 'error.media.uploadUrlExpired');
   await expectNothingCounted(t, server, team.teamId, before);
 
-  // A URL whose key was deleted is gone with it.
+  // A URL whose key was deleted is gone with it: refused as its maker no longer may upload (test/integration/upload-maker-access.test.ts).
   const member = await memberWithKey(server, team.teamId, 'temp', ['team.media.upload']);
   const orphan = await createUploadUrl(server, team.teamId, member.key, { fileName: 'y.png' });
   t.equal((await server.admin('DELETE', `/v1/admin/api-keys/${member.keyId}`)).status < 300, true, 'key deleted');
-  expectError(t, await postToUrl(orphan.url, png, { 'content-type': 'image/png' }), 404, 'error.notFound');
+  expectError(t, await postToUrl(orphan.url, png, { 'content-type': 'image/png' }), 403, 'error.media.uploadUrlRevoked');
   await expectNothingCounted(t, server, team.teamId, before);
 });
 

@@ -24,6 +24,7 @@ import { Migration20261124061000NotificationPreferences } from './Migration20261
 import { Migration20261124070000OAuthClientState } from './Migration20261124070000OAuthClientState.ts';
 import { Migration20261124080000StorageDeletions } from './Migration20261124080000StorageDeletions.ts';
 import { Migration20261127010000ApiKeyChanges } from './Migration20261127010000ApiKeyChanges.ts';
+import { Migration20261127020000UploadMakers } from './Migration20261127020000UploadMakers.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -52,4 +53,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261124070000OAuthClientState', class: Migration20261124070000OAuthClientState },
   { name: 'Migration20261124080000StorageDeletions', class: Migration20261124080000StorageDeletions },
   { name: 'Migration20261127010000ApiKeyChanges', class: Migration20261127010000ApiKeyChanges },
+  { name: 'Migration20261127020000UploadMakers', class: Migration20261127020000UploadMakers },
 ];

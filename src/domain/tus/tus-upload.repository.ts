@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { UploadMaker } from '../../auth/upload-maker.ts';
 
 /** The upload options a tus upload was created with (validated), as its commit needs them. */
 export interface TusUploadOptions {
@@ -14,6 +15,8 @@ export interface TusUploadRow {
   id: string;
   teamId: string;
   keyId: string | null;
+  /** The key or session that created the upload: its PATCHes are refused once that maker could no longer upload. */
+  maker: UploadMaker;
   storageKey: string;
   length: number;
   offset: number;
@@ -47,6 +50,9 @@ interface RawRow {
   id: string;
   team_id: string;
   key_id: string | null;
+  key_prefix: string | null;
+  session_id: string | null;
+  user_id: string | null;
   storage_key: string;
   length: string | number;
   offset: string | number;
@@ -62,7 +68,7 @@ interface RawRow {
   expires_at: Date | string;
 }
 
-const COLUMNS = `id, team_id, key_id, storage_key, length, "offset", metadata, options, head, sniffed, sniffed_type, multipart_id,
+const COLUMNS = `id, team_id, key_id, key_prefix, session_id, user_id, storage_key, length, "offset", metadata, options, head, sniffed, sniffed_type, multipart_id,
   part_count, tail_bytes, completed_at, expires_at`;
 
 function toRow(raw: RawRow): TusUploadRow {
@@ -70,6 +76,7 @@ function toRow(raw: RawRow): TusUploadRow {
     id: raw.id,
     teamId: raw.team_id,
     keyId: raw.key_id,
+    maker: { keyId: raw.key_id, keyPrefix: raw.key_prefix, sessionId: raw.session_id, userId: raw.user_id },
     storageKey: raw.storage_key,
     length: Number(raw.length),
     offset: Number(raw.offset),
@@ -104,9 +111,9 @@ export class TusUploadRepository {
 
   async insert(row: Omit<TusUploadRow, 'offset' | 'head' | 'sniffed' | 'sniffedType' | 'partCount' | 'tailBytes' | 'completedAt'>): Promise<void> {
     await this.execute(
-      `insert into tus_upload (id, team_id, key_id, storage_key, length, metadata, options, multipart_id, expires_at)
-       values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)`,
-      [row.id, row.teamId, row.keyId, row.storageKey, row.length, row.metadata, JSON.stringify(row.options), row.multipartId, row.expiresAt],
+      `insert into tus_upload (id, team_id, key_id, key_prefix, session_id, user_id, storage_key, length, metadata, options, multipart_id, expires_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)`,
+      [row.id, row.teamId, row.keyId, row.maker.keyPrefix, row.maker.sessionId, row.maker.userId, row.storageKey, row.length, row.metadata, JSON.stringify(row.options), row.multipartId, row.expiresAt],
     );
   }
 

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal.ts';
-import { notFound, teamArchived, uploadUrlRefused } from '../../errors/errors.ts';
+import { makerOf, type UploadMaker } from '../../auth/upload-maker.ts';
+import { notFound, teamArchived, unsupportedMediaType, uploadUrlRefused } from '../../errors/errors.ts';
+import { checkNameAndType } from '../../media/file-type.ts';
 import { parseOptionFields, uploadOptionSchemas, MAX_TAGS, type UploadOptions } from '../../upload/upload-options.ts';
 import { findFolder } from '../folders/folder-resolver.ts';
 import type { SignedLinks } from '../media/signed-links.ts';
@@ -46,6 +48,8 @@ export interface UploadUrlConstraints {
   keyId: string | null;
   /** The session that made the URL (it dies with the session); null for a key's. */
   sessionId: string | null;
+  /** The key or session that made the URL: a use is refused once it could no longer upload. */
+  maker: UploadMaker;
   options: UploadOptions;
   /** The requested maximum file size (413 beyond); null: only the route's and the team's limits. */
   maxSizeBytes: number | null;
@@ -72,7 +76,9 @@ interface UploadUrlRow {
   id: string;
   team_id: string;
   key_id: string | null;
+  key_prefix: string | null;
   session_id: string | null;
+  user_id: string | null;
   file_name: string | null;
   folder_path: string[] | null;
   folder_id: string | null;
@@ -84,12 +90,12 @@ interface UploadUrlRow {
 
 // One JSON parameter (MikroORM inlines parameters; PostgreSQL turns the JSON arrays into text[]).
 const INSERT = `
-insert into upload_url (id, team_id, key_id, session_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types, expires_at)
-select id, team_id, key_id, session_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types, expires_at
-  from jsonb_to_record(?::jsonb) as r(id uuid, team_id uuid, key_id uuid, session_id uuid, file_name varchar, folder_path text[], folder_id uuid, tags text[],
-                                      is_public boolean, max_size_bytes bigint, content_types text[], expires_at timestamptz)`;
+insert into upload_url (id, team_id, key_id, key_prefix, session_id, user_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types, expires_at)
+select id, team_id, key_id, key_prefix, session_id, user_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types, expires_at
+  from jsonb_to_record(?::jsonb) as r(id uuid, team_id uuid, key_id uuid, key_prefix varchar, session_id uuid, user_id uuid, file_name varchar, folder_path text[],
+                                      folder_id uuid, tags text[], is_public boolean, max_size_bytes bigint, content_types text[], expires_at timestamptz)`;
 
-const COLUMNS = 'id, team_id, key_id, session_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types';
+const COLUMNS = 'id, team_id, key_id, key_prefix, session_id, user_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types';
 
 const CLAIM = `
 update upload_url set state = 'claimed', claimed_at = now()
@@ -135,6 +141,9 @@ export class UploadUrlService {
   ): Promise<CreatedUploadUrl> {
     const data = parseInput(createUploadUrlSchema, input);
     const options = parseOptionFields(data);
+    // A fixed name of a blocked type would refuse every use: refused here instead, as an upload of it would be.
+    const blocked = options.fileName === null ? null : checkNameAndType(options.fileName, null);
+    if (blocked) throw unsupportedMediaType(`Blocked file type: ${blocked}`, blocked);
     const em = this.deps.orm.em.fork();
     if (options.folderId && !(await findFolder(em, principal.teamId, options.folderId))) throw notFound('folder', options.folderId);
     const { signer } = this.deps;
@@ -150,8 +159,9 @@ export class UploadUrlService {
       expiresAt: expiresAt.toISOString(),
       maxSizeBytes,
     };
+    const maker = makerOf(principal);
     const row = JSON.stringify({
-      id, team_id: principal.teamId, key_id: principal.keyId, session_id: principal.sessionId, file_name: options.fileName, folder_path: options.folderPath, folder_id: options.folderId,
+      id, team_id: principal.teamId, key_id: maker.keyId, key_prefix: maker.keyPrefix, session_id: maker.sessionId, user_id: maker.userId, file_name: options.fileName, folder_path: options.folderPath, folder_id: options.folderId,
       tags: options.tags, is_public: options.public, max_size_bytes: data.maxSizeBytes ?? null, content_types: data.contentTypes ? [...new Set(data.contentTypes.map((type) => type.toLowerCase()))] : null,
       expires_at: expiresAt.toISOString(),
     });
@@ -166,10 +176,14 @@ export class UploadUrlService {
     return created;
   }
 
-  /** What a URL fixes, whatever its state (a retried use replays through it); 404 when it is gone. */
+  /**
+   * What a URL fixes, whatever its state (a retried use replays through it). For a URL whose
+   * signature passed, no row means its key, session or team was deleted (expired rows are the only
+   * others removed, and their signature has expired too): 403, as for a maker who lost access.
+   */
   async constraints(teamId: string, urlId: string): Promise<UploadUrlConstraints> {
     const [row] = await this.deps.orm.em.fork().execute<UploadUrlRow[]>(`select ${COLUMNS} from upload_url where id = ? and team_id = ?`, [urlId, teamId]);
-    if (!row) throw notFound('upload URL', urlId);
+    if (!row) throw uploadUrlRefused('revoked');
     return constraintsOf(row);
   }
 
@@ -181,8 +195,8 @@ export class UploadUrlService {
 
   /**
    * Claims the URL for one upload, atomically across instances; answers what it fixes. Refuses
-   * with 410 (used, expired), 409 (another upload to it is running), 403 (the team is archived) or
-   * 404 (gone: its key or team was deleted).
+   * with 410 (used, expired), 409 (another upload to it is running), 403 (the team is archived, or
+   * the URL is gone: its key, session or team was deleted).
    */
   async claim(teamId: string, urlId: string): Promise<UploadUrlConstraints> {
     const em = this.deps.orm.em.fork();
@@ -192,7 +206,7 @@ export class UploadUrlService {
       'select u.state, u.expires_at <= now() as expired, t.archived from upload_url u join team t on t.id = u.team_id where u.id = ? and u.team_id = ?',
       [urlId, teamId],
     );
-    if (!current) throw notFound('upload URL', urlId);
+    if (!current) throw uploadUrlRefused('revoked');
     if (current.archived) throw teamArchived(); // an archived team stores nothing, also through its URLs
     if (current.state === 'used') throw uploadUrlRefused('used');
     if (current.expired) throw uploadUrlRefused('expired');
@@ -216,6 +230,7 @@ function constraintsOf(row: UploadUrlRow): UploadUrlConstraints {
     teamId: row.team_id,
     keyId: row.key_id,
     sessionId: row.session_id,
+    maker: { keyId: row.key_id, keyPrefix: row.key_prefix, sessionId: row.session_id, userId: row.user_id },
     options: {
       fileName: row.file_name,
       folderPath: row.folder_path,

@@ -72,12 +72,12 @@ export const tusOperations: Record<string, OperationDoc> = {
     bodyContent: { 'application/offset+octet-stream': octetStream },
     responses: {
       201: {
-        description: 'Created; Location is the upload URL. With a body, Upload-Offset says how much of it was stored.',
+        description: 'Created; Location is the upload URL. With a body, Upload-Offset says how much of it was stored. With Upload-Length 0 the empty file is complete at once: Upload-Offset 0 and Media-Id.',
         headers: z.object({
           Location: header('The upload URL (a path), for HEAD, PATCH and DELETE.'),
           'Tus-Resumable': tusResumable,
           'Upload-Expires': uploadExpires,
-          'Upload-Offset': integerHeader('With a body: bytes stored.').optional(),
+          'Upload-Offset': integerHeader('With a body, or for an empty file: bytes stored.').optional(),
           'Media-Id': mediaId.optional(),
           'Idempotent-Replayed': replayedHeader.optional(),
           ...rateLimit,
@@ -121,6 +121,7 @@ export const tusOperations: Record<string, OperationDoc> = {
     errors: {
       ...TUS_ERRORS,
       402: 'All bytes were stored but the file no longer fits the team\'s limits: the upload is removed.',
+      403: 'The key lacks the permission or scope (error.forbidden), or all bytes were stored but the key or session that created the upload can no longer upload to the team (error.tus.uploadRevoked: the upload is terminated).',
       404: 'No such upload of the team (terminated or expired).',
       423: 'A request is completing this upload; retry.',
     },
@@ -156,6 +157,7 @@ export const tusOperations: Record<string, OperationDoc> = {
       ...TUS_ERRORS,
       400: 'Upload-Offset missing or invalid.',
       402: 'The team\'s limits were lowered below the file before it completed.',
+      403: 'The key lacks the permission or scope (error.forbidden); the upload is complete and takes no more bytes (error.tus.uploadComplete); or the key or session that created the upload can no longer upload to the team (error.tus.uploadRevoked: the upload is terminated).',
       404: 'No such upload of the team (terminated or expired), or its folder is gone.',
       409: 'Upload-Offset is not the upload\'s offset (messageKey error.tus.offsetConflict).',
       413: 'The bytes go past Upload-Length.',

@@ -44,6 +44,7 @@ export function uploadUrlOperations(mediaBase: string): Record<string, Operation
         404: 'folderId names no folder of the team.',
         409: IDEMPOTENCY_ERRORS[409],
         413: 'The body is larger than MAX_JSON_BODY_BYTES.',
+        415: 'fileName is of a blocked type (HTML, JavaScript, executables, shell scripts, SVG): no use could store it.',
         422: `${IDEMPOTENCY_ERRORS[422].slice(0, -1)}: another body.`,
       },
       retryAfterOn: [409],
@@ -70,8 +71,8 @@ export function uploadUrlOperations(mediaBase: string): Record<string, Operation
       errors: {
         400: 'Malformed body, invalid fileName, no file, a raw body without a file name, or an invalid Idempotency-Key.',
         402: 'Plan limit: file larger than maxMediaFileSize, or the team storage (maxTeamStorage) is full.',
-        403: 'The URL is altered or malformed (messageKey error.media.uploadUrlInvalid).',
-        404: 'The URL is gone (its key or team was deleted), or the folder it names was deleted.',
+        403: 'The URL is altered or malformed (messageKey error.media.uploadUrlInvalid), or the key or session that made it can no longer upload to the team: it lost team.media.upload, its member was removed or left, the key was rerolled or deleted, or the session ended (error.media.uploadUrlRevoked); or the team is archived (error.team.archived).',
+        404: 'The folder the URL names was deleted.',
         408: 'The body stopped arriving for UPLOAD_IDLE_TIMEOUT_SECONDS.',
         409: 'An upload to this URL is running (messageKey error.media.uploadUrlInUse), or a request with the same Idempotency-Key (error.media.idempotencyInFlight).',
         410: 'The URL has expired (error.media.uploadUrlExpired) or was used (error.media.uploadUrlUsed; with the Idempotency-Key of the use that stored it, that use\'s answer is replayed instead).',

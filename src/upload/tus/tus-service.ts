@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../../auth/principal.ts';
+import { makerOf, type UploadMaker } from '../../auth/upload-maker.ts';
 import { findFolder } from '../../domain/folders/folder-resolver.ts';
 import type { TeamStateCache } from '../../domain/teams/team-state-cache.ts';
 import { TusUploadRepository, type TusUploadRow } from '../../domain/tus/tus-upload.repository.ts';
 import type { StorageQuota } from '../../domain/uploads/storage-quota.ts';
 import type { UploadCommitter } from '../../domain/uploads/upload-commit.ts';
 import {
-  conflict, notFound, payloadTooLarge, serviceUnavailable, teamLimit, unsupportedMediaType, uploadLocked, uploadOffsetConflict,
+  conflict, notFound, payloadTooLarge, serviceUnavailable, teamLimit, tusUploadComplete, tusUploadRevoked, unsupportedMediaType, uploadLocked,
+  uploadOffsetConflict,
 } from '../../errors/errors.ts';
 import type { XxHashApi } from '../../media/content-hash.ts';
 import { checkNameAndType, MAX_SNIFF_BYTES, resolveContentType, sniffContent } from '../../media/file-type.ts';
@@ -45,6 +47,8 @@ export interface TusServiceDeps {
   expirySeconds: number;
   /** Largest Upload-Length (Tus-Max-Size); 413 beyond. */
   maxSize: number;
+  /** Whether the key or session that created an upload may still upload to its team (auth/upload-maker.ts). */
+  makerMayUpload: (teamId: string, maker: UploadMaker) => Promise<boolean>;
   observer?: TusObserver;
 }
 
@@ -106,14 +110,15 @@ export class TusService {
 
     const id = randomUUID();
     const storageKey = storageKeyOf(teamId, id);
-    if (!(await this.deps.quota.reserve(teamId, id, storageKey, request.length))) {
+    // An empty file reserves nothing (reserve() answers the bytes it added: 0 would read as a refusal).
+    if (request.length > 0 && !(await this.deps.quota.reserve(teamId, id, storageKey, request.length))) {
       throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
     }
     let progress: ResumableProgress | null = null;
     try {
       progress = await this.deps.resumable.begin({ id, key: storageKey });
       const row = {
-        id, teamId, keyId: principal.keyId, storageKey, length: request.length, metadata: request.metadata ?? '', options,
+        id, teamId, keyId: principal.keyId, maker: makerOf(principal), storageKey, length: request.length, metadata: request.metadata ?? '', options,
         multipartId: progress.multipartId, expiresAt: this.expiryFrom(),
       };
       await this.uploads.insert(row);
@@ -145,7 +150,10 @@ export class TusService {
     if (!claimed) throw uploadLocked(id);
     let completed = false;
     try {
-      if (!claimed.completedAt) await this.complete(claimed);
+      if (!claimed.completedAt) {
+        await this.ensureMakerMayUpload(claimed);
+        await this.complete(claimed);
+      }
       completed = true;
     } finally {
       if (!completed) await this.uploads.release(id, token).catch(() => undefined);
@@ -167,21 +175,39 @@ export class TusService {
     let completed = false;
     try {
       if (row.completedAt) {
+        // tus 1.0.0: an offset that does not match MUST answer 409. At the right offset, the upload still
+        // takes no more bytes: 403, the status tus gives a PATCH to an upload that cannot take any (the
+        // concatenation extension's final upload). See docs/resumable-uploads.md.
         if (offset !== row.offset) throw uploadOffsetConflict(row.offset);
-        return { offset: row.offset, mediaId: row.id, expiresAt: null };
+        throw tusUploadComplete(id);
       }
       if (row.expiresAt.getTime() <= Date.now()) throw notFound('upload', id);
+      await this.ensureMakerMayUpload(row);
       if (offset !== row.offset) throw uploadOffsetConflict(row.offset);
       if (body.declaredLength !== null && offset + body.declaredLength > row.length) throw payloadTooLarge(row.length - offset);
       // All bytes already stored (a completion that failed after them): only the completion is left to do.
       const progress = row.offset < row.length ? await this.receive(row, token, body) : row;
       if (progress.offset < row.length) return { offset: progress.offset, mediaId: null, expiresAt: this.expiryFrom() };
+      // Asked again: the maker may have lost access while this PATCH's bytes came in.
+      if (progress !== row) await this.ensureMakerMayUpload(row);
       const mediaId = await this.complete({ ...row, ...progress });
       completed = true;
       return { offset: progress.offset, mediaId, expiresAt: null };
     } finally {
       if (!completed) await this.uploads.release(id, token).catch(() => undefined);
     }
+  }
+
+  /**
+   * An upload acts for the key or session that created it: once that maker could no longer upload,
+   * the upload is terminated at once (its bytes and its reservation go, as with DELETE) and 403
+   * answered. It could never complete anyway, and its reservation would hold the team's storage
+   * until it expired. Called holding the upload's lease.
+   */
+  private async ensureMakerMayUpload(row: TusUploadRow): Promise<void> {
+    if (await this.deps.makerMayUpload(row.teamId, row.maker)) return;
+    await this.discard(row);
+    throw tusUploadRevoked(row.id);
   }
 
   /** Streams the body into storage; answers the recorded progress (also when the client left: then it throws after recording). */

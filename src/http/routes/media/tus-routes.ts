@@ -141,7 +141,8 @@ export function tusRoutes(deps: TusRouteDeps): Route[] {
             Location: uploadLocation(principal.teamId, row.id),
             'Upload-Expires': row.expiresAt.toUTCString(),
           };
-          if (withUpload) Object.assign(headers, progressHeaders(await append(request, principal.teamId, row.id, 0)));
+          // An empty file is complete as soon as it exists (tus clients send no PATCH for it): it becomes its media file here.
+          if (withUpload || length === 0) Object.assign(headers, progressHeaders(await append(request, principal.teamId, row.id, 0)));
           return { status: 201, headers };
         });
       }),

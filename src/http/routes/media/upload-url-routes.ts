@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { checkCredential, type FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { Principal } from '../../../auth/principal.ts';
+import { makerMayUpload } from '../../../auth/upload-maker.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
 import type { IdempotencyClaim } from '../../../domain/idempotency/idempotency-keys.ts';
 import type { CreatedUploadUrl, UploadUrlService } from '../../../domain/upload-urls/upload-url.service.ts';
 import type { TeamStateCache } from '../../../domain/teams/team-state-cache.ts';
-import { badRequest, idempotencyInFlight } from '../../../errors/errors.ts';
+import { badRequest, idempotencyInFlight, uploadUrlRefused } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
 import type { FileStart } from '../../../upload/parsers/body-parser.ts';
@@ -37,7 +38,7 @@ const USE_ROUTE = 'POST /v1/cdn/media/:teamId/upload-urls/:urlId';
 
 /** Why a use of an upload URL did not store a file: the label of media_upload_urls_refused_total. */
 export type UploadUrlRefusalReason =
-  | 'invalid' | 'expired' | 'used' | 'in_use' | 'not_found' | 'rate_limited' | 'bad_request' | 'too_large' | 'team_limit' | 'type' | 'timeout'
+  | 'invalid' | 'expired' | 'used' | 'in_use' | 'revoked' | 'not_found' | 'rate_limited' | 'bad_request' | 'too_large' | 'team_limit' | 'type' | 'timeout'
   | 'busy' | 'aborted' | 'failed' | 'idempotency';
 
 const REASON_BY_KEY: Record<string, UploadUrlRefusalReason> = {
@@ -45,6 +46,7 @@ const REASON_BY_KEY: Record<string, UploadUrlRefusalReason> = {
   'error.media.uploadUrlExpired': 'expired',
   'error.media.uploadUrlUsed': 'used',
   'error.media.uploadUrlInUse': 'in_use',
+  'error.media.uploadUrlRevoked': 'revoked',
   // The Idempotency-Key's first use still runs (409) or was another request (422).
   'error.media.idempotencyInFlight': 'idempotency',
   'error.media.idempotencyKeyReused': 'idempotency',
@@ -73,8 +75,8 @@ function bodyForm(request: HttpRequest, uploaderName: string | null): BodyForm {
  * with it, without a key, as multipart or as the raw body, under the options and limits the URL
  * fixed. The checks of a use, in order: the client address's failed-authentication budget (429),
  * the signature (403, counted as a failed authentication) and expiry (410), the URL's and the
- * team's use budgets (429), the body's form (400), the URL's row (404 gone), a raw body's name and
- * type (400, 415), the Idempotency-Key (a replay, 409 running, 422 another request), the claim
+ * team's use budgets (429), the body's form (400), the URL's row and its maker's access (403 when
+ * that key or session can no longer upload, or was deleted), a raw body's name and type (400, 415), the Idempotency-Key (a replay, 409 running, 422 another request), the claim
  * (409 running, 410 used), then everything an ordinary upload checks, from the headers first.
  */
 export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
@@ -118,6 +120,8 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
     const form = bodyForm(request, uploaderName);
     // What the URL fixes, read whatever its state: a retry of a used URL with its Idempotency-Key is replayed through it.
     const url = await deps.uploadUrls.constraints(teamId, urlId);
+    // The URL acts for its maker: once that key or session could not make this upload itself, neither can the URL.
+    if (!(await makerMayUpload(deps.authenticator, teamId, url.maker))) throw uploadUrlRefused('revoked');
 
     // What the URL fixed wins; the uploader may only name the file when the URL does not.
     const options: UploadOptions = { ...url.options, fileName: url.options.fileName ?? (uploaderName === null ? null : parseFileName(uploaderName)) };
@@ -130,7 +134,7 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
     }
     // The upload acts for the key or session that made the URL, with no permission of its own beyond this one file.
     const principal: Principal = {
-      keyId: url.keyId, sessionId: url.sessionId, rateLimitKey: `upload-url:${url.id}`,
+      keyId: url.keyId, sessionId: url.sessionId, keyPrefix: null, userId: null, rateLimitKey: `upload-url:${url.id}`,
       teamId, memberId: null, actingMemberId: null, teamArchived: false, permissions: new Set(), scopes: [],
     };
     const target = mediaTarget(deps, principal, form.route, options);
