@@ -25,8 +25,21 @@ export function notFound(what = 'resource', value?: string): ServiceError {
   return new ServiceError({ name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: `Could not find ${what}`, value });
 }
 
-export function routeNotFound(path: string): ServiceError {
-  return new ServiceError({ name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: `Could not find route ${path}` });
+export function routeNotFound(method: string, path: string): ServiceError {
+  return new ServiceError({
+    name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: `There is no such route: ${method} ${path} (GET /docs lists the routes)`,
+  });
+}
+
+/** A path whose team id is empty or not a UUID: no team can have it. */
+export function invalidTeamId(teamId: string): ServiceError {
+  return new ServiceError({
+    name: 'NotFoundError',
+    status: 404,
+    messageKey: 'error.notFound',
+    message: `Could not find team "${teamId}": a team id is a UUID, the team.id that team creation answered (GET /v1/admin/teams lists them)`,
+    value: teamId,
+  });
 }
 
 export function badRequest(message = 'The request was formatted incorrectly.', value?: string | number): ServiceError {
