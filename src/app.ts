@@ -537,7 +537,7 @@ export class Application {
           ...services, launcherCodes: new LauncherCodeService({ orm: services.orm, sessions: services.sessions }), maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
         ...userAdminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...openApiRoutes(),
+        ...openApiRoutes({ publicUrl: this.config.publicUrl }),
       ];
       for (const route of routes) this.router.add(route);
       services.folderSweeper.start();
