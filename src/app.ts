@@ -30,6 +30,7 @@ import { NotificationListener } from './db/notification-listener.ts';
 import { isDatabaseUnavailable } from './db/database-errors.ts';
 import { initOrm, migrate } from './db/orm.ts';
 import { seedPlans } from './db/seed.ts';
+import { checkDefaultPlan } from './domain/plans/default-plan.ts';
 import { ApiKeyService } from './domain/api-keys/api-key.service.ts';
 import { FolderRuleSweeper } from './domain/folders/folder-rule-sweep.ts';
 import { SubscriptionJob } from './domain/subscriptions/subscription-job.ts';
@@ -190,6 +191,7 @@ export class Backend {
       orm = await initOrm({ databaseUrl, poolSize: config.databasePoolSize, logger });
       await migrate(orm);
       await seedPlans(orm);
+      await checkDefaultPlan(orm, config.defaultPlan);
       if (options.claimIdentity) {
         identity = await InstanceIdentity.claim({ databaseUrl, dataDir: config.dataDir, configured: config.instanceId, logger });
         logger.info({ instanceId: identity.instanceId, bootId: identity.bootId }, 'instance identity claimed');
@@ -225,7 +227,7 @@ export class Backend {
         perAccount: signInLimit(config.accounts.signInLimit.accountPoints, 'media-signin-account'),
         perAddress: signInLimit(config.accounts.signInLimit.addressPoints, 'media-signin-address'),
       };
-      const teams = new TeamService(orm);
+      const teams = new TeamService(orm, { defaultPlan: config.defaultPlan });
       const media = new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl });
       const store = await createObjectStore(config.storage, config.dataDir);
       const sweepLog = logger.child({ component: 'folder-sweep' });

@@ -142,8 +142,9 @@ async function main(argv: string[]): Promise<number> {
   try {
     backend = await Backend.open(config, logger);
   } catch (error) {
-    // Start-up failures (database, storage) are the operator's to fix: the message, not a stack trace.
-    process.stderr.write(`Cannot open the database and storage: ${(error as Error).message}\n`);
+    // Start-up failures (database, storage, a setting only the database can judge) are the operator's to fix: the message, not a stack trace.
+    if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
+    else process.stderr.write(`Cannot open the database and storage: ${(error as Error).message}\n`);
     return 1;
   }
   try {

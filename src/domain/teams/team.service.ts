@@ -17,7 +17,9 @@ import { Team } from './team.entity.ts';
 
 export const createTeamSchema = z.strictObject({
   name: z.string().trim().min(2).max(24),
-  plan: z.string().min(1).max(32).default('free'),
+  plan: z.string().min(1).max(32).optional().meta({
+    description: 'The plan\'s slug (free, enterprise, or another plan of the service); without it, the DEFAULT_PLAN setting (free unless set).',
+  }),
 });
 
 export const OWNER_MEMBER_NAME = 'Owner';
@@ -30,14 +32,17 @@ export interface TeamStorageState {
 
 export class TeamService {
   private readonly orm: MikroORM;
+  private readonly defaultPlan: string;
 
-  constructor(orm: MikroORM) {
+  /** `defaultPlan`: DEFAULT_PLAN, the plan of a team created without one. */
+  constructor(orm: MikroORM, options: { defaultPlan: string }) {
     this.orm = orm;
+    this.defaultPlan = options.defaultPlan;
   }
 
   /** A new team with its owner and a first API key, which acts as the owner. */
   async createTeam(input: unknown) {
-    const { name, plan: planSlug } = parseInput(createTeamSchema, input);
+    const { name, plan: planSlug = this.defaultPlan } = parseInput(createTeamSchema, input);
     return this.orm.em.fork().transactional(async (em) => {
       const plan = await em.findOne(Plan, { slug: planSlug });
       if (!plan) throw badRequest(`Unknown plan: ${planSlug}`, planSlug);

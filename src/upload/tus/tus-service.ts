@@ -7,7 +7,7 @@ import { TusUploadRepository, type TusUploadRow } from '../../domain/tus/tus-upl
 import type { StorageQuota } from '../../domain/uploads/storage-quota.ts';
 import type { UploadCommitter } from '../../domain/uploads/upload-commit.ts';
 import {
-  conflict, notFound, payloadTooLarge, serviceUnavailable, teamLimit, unsupportedMediaType, uploadLocked, uploadOffsetConflict,
+  conflict, fileAboveSizeLimit, notFound, payloadTooLarge, serviceUnavailable, teamStorageFull, unsupportedMediaType, uploadLocked, uploadOffsetConflict,
 } from '../../errors/errors.ts';
 import type { XxHashApi } from '../../media/content-hash.ts';
 import { checkNameAndType, MAX_SNIFF_BYTES, resolveContentType, sniffContent } from '../../media/file-type.ts';
@@ -98,7 +98,7 @@ export class TusService {
     const team = await this.deps.teamStates.fresh(teamId);
     const maxFile = team.limits.maxMediaFileSize;
     if (maxFile !== null && request.length > maxFile) {
-      throw teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${maxFile} bytes`, maxFile);
+      throw fileAboveSizeLimit(maxFile, { bytes: request.length });
     }
     const blocked = checkNameAndType(options.fileName, options.declaredType);
     if (blocked) throw unsupportedMediaType(`Blocked file type: ${blocked}`, blocked);
@@ -107,7 +107,7 @@ export class TusService {
     const id = randomUUID();
     const storageKey = storageKeyOf(teamId, id);
     if (!(await this.deps.quota.reserve(teamId, id, storageKey, request.length))) {
-      throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
+      throw teamStorageFull({ bytes: request.length }, team.limits.maxTeamStorage);
     }
     let progress: ResumableProgress | null = null;
     try {

@@ -2724,8 +2724,8 @@ export type components = {
         };
         CreateTeamRequest: {
             name: string;
-            /** @default free */
-            plan: string;
+            /** @description The plan's slug (free, enterprise, or another plan of the service); without it, the DEFAULT_PLAN setting (free unless set). */
+            plan?: string;
         };
         CreateTeamMemberRequest: {
             name: string;
