@@ -28,8 +28,10 @@ t.test('operator routes refuse a missing or wrong authSecret', async (t) => {
     ['POST', '/v1/admin/api-keys/00000000-0000-4000-8000-000000000000/reroll'],
     ['DELETE', '/v1/admin/api-keys/00000000-0000-4000-8000-000000000000'],
     ['PATCH', '/v1/admin/teams/00000000-0000-4000-8000-000000000000/limits'],
+    ['GET', '/v1/admin/teams'],
+    ['GET', '/v1/admin/teams/00000000-0000-4000-8000-000000000000/api-keys'],
   ] as const) {
-    expectError(t, await server.request(method, path, { body: {} }), 401, 'error.unauthorized');
+    expectError(t, await server.request(method, path, method === 'GET' ? {} : { body: {} }), 401, 'error.unauthorized');
   }
 });
 
@@ -265,4 +267,41 @@ t.test('a 402 for a file over the plan names the file size, the limit and how to
   expectError(t, full, 402, 'error.teamLimits.maxTeamStorage');
   t.equal(full.body.value, 'maxTeamStorage');
   t.match(full.body.message, /^The team storage is full: the file \(2097152 bytes \(2\.1 MB\)\) does not fit in what is left of the team's storage limit \(maxTeamStorage\) of 1024 KiB, 1048576 bytes \(1 MB\); delete files, or an operator raises it .*PATCH \/v1\/admin\/teams\/\{teamId\}\/limits/);
+});
+
+t.test('GET /v1/admin/teams lists the teams, paged and searchable by name; a team\'s keys are listed without secrets', async (t) => {
+  const lister = await startTestServer(t);
+  const made: { teamId: string; key: string; keyId: string }[] = [];
+  for (const name of ['Red Wolves', 'Blue Jays', 'red_pandas', 'Green 100%']) made.push(await lister.createTeam(name));
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    lister.request('GET', path, { headers: { authSecret: TEST_AUTH_SECRET, ...headers } });
+
+  const all = await get('/v1/admin/teams');
+  t.equal(all.status, 200);
+  t.equal(all.body.count, 4);
+  t.same(all.body.data.map((team: { name: string }) => team.name), ['Green 100%', 'red_pandas', 'Blue Jays', 'Red Wolves'], 'newest first');
+  t.match(all.body.data[3], { id: made[0]!.teamId, name: 'Red Wolves', planId: String, archived: false });
+
+  const paged = await get('/v1/admin/teams', { pageNumber: '2', pageSize: '3' });
+  t.same(paged.body, { data: [all.body.data[3]], count: 4 }, 'the spec\'s paging headers');
+  t.same((await get('/v1/admin/teams?pageNumber=2&pageSize=3')).body, paged.body, 'or query parameters');
+  expectError(t, await get('/v1/admin/teams', { pageSize: '0' }), 400, 'error.badRequest');
+
+  const red = await get('/v1/admin/teams?search=RED');
+  t.same(red.body.data.map((team: { name: string }) => team.name), ['red_pandas', 'Red Wolves'], 'any case');
+  t.equal(red.body.count, 2);
+  t.same((await get(`/v1/admin/teams?search=${encodeURIComponent('%')}`)).body.data.map((team: { name: string }) => team.name), ['Green 100%'], '% is a character, not a wildcard');
+  t.same((await get('/v1/admin/teams?search=d_p')).body.data.map((team: { name: string }) => team.name), ['red_pandas'], '_ too');
+  t.same((await get('/v1/admin/teams?search=nobody')).body, { data: [], count: 0 });
+  expectError(t, await get(`/v1/admin/teams?search=${'x'.repeat(300)}`), 400, 'error.badRequest');
+
+  const second = await lister.admin('POST', `/v1/admin/teams/${made[0]!.teamId}/api-keys`, { description: 'game server', scopes: ['media:upload'] });
+  const keys = await get(`/v1/admin/teams/${made[0]!.teamId}/api-keys`);
+  t.equal(keys.status, 200);
+  t.same(keys.body.map((key: { id: string }) => key.id), [second.body.id, made[0]!.keyId], 'newest first');
+  t.match(keys.body[0], { teamId: made[0]!.teamId, description: 'game server', scopes: ['media:upload'], teamMemberId: null });
+  t.notOk(JSON.stringify(keys.body).includes('tws_'), 'no secret, nor any part of one');
+  t.notOk(keys.body.some((key: object) => 'key' in key));
+  t.same((await get(`/v1/admin/teams/${made[1]!.teamId}/api-keys`)).body.map((key: { id: string }) => key.id), [made[1]!.keyId], 'only that team\'s');
+  expectError(t, await get('/v1/admin/teams/00000000-0000-4000-8000-000000000000/api-keys'), 404, 'error.notFound');
 });

@@ -56,6 +56,18 @@ t.test('team plan and team subscription set and read a team\'s plan and subscrip
   t.match(JSON.parse(listed.stdout), [{ type: 'TEAM', billingCycle: 'YEARLY' }]);
 });
 
+t.test('team list and key list find a team and its keys again, as JSON, without secrets (a lost team.json)', async (t) => {
+  // Each call starts and stops the embedded PostgreSQL: three calls, on the teams made above.
+  const created = JSON.parse((await cli(['team', 'create', '--name', 'Listed Team'])).stdout);
+  const listed = await cli(['team', 'list', '--search', 'listed', '--page-size', '1']);
+  t.equal(listed.code, 0, listed.stderr);
+  t.match(JSON.parse(listed.stdout), { data: [{ id: created.team.id, name: 'Listed Team' }], count: 1 });
+  const keys = await cli(['key', 'list', '--team', created.team.id]);
+  t.equal(keys.code, 0, keys.stderr);
+  t.match(JSON.parse(keys.stdout), [{ id: created.apiKey.id, teamId: created.team.id }]);
+  t.notOk(keys.stdout.includes('tws_'), 'no secret');
+});
+
 t.test('a refused command prints the error body only, exit 1', async (t) => {
   const refused = await cli(['team', 'limits', '--team', '00000000-0000-4000-8000-000000000000']);
   t.equal(refused.code, 1);
