@@ -31,6 +31,7 @@ import { NotificationListener } from './db/notification-listener.ts';
 import { isDatabaseUnavailable } from './db/database-errors.ts';
 import { initOrm, migrate } from './db/orm.ts';
 import { seedPlans } from './db/seed.ts';
+import { checkDefaultPlan } from './domain/plans/default-plan.ts';
 import { ApiKeyService } from './domain/api-keys/api-key.service.ts';
 import { FolderRuleSweeper } from './domain/folders/folder-rule-sweep.ts';
 import { SubscriptionJob } from './domain/subscriptions/subscription-job.ts';
@@ -197,6 +198,7 @@ export class Backend {
       orm = await initOrm({ databaseUrl, poolSize: config.databasePoolSize, logger });
       await migrate(orm);
       await seedPlans(orm);
+      await checkDefaultPlan(orm, config.defaultPlan);
       if (options.claimIdentity) {
         identity = await InstanceIdentity.claim({ databaseUrl, dataDir: config.dataDir, configured: config.instanceId, logger });
         logger.info({ instanceId: identity.instanceId, bootId: identity.bootId }, 'instance identity claimed');
@@ -232,7 +234,7 @@ export class Backend {
         perAccount: signInLimit(config.accounts.signInLimit.accountPoints, 'media-signin-account'),
         perAddress: signInLimit(config.accounts.signInLimit.addressPoints, 'media-signin-address'),
       };
-      const teams = new TeamService(orm);
+      const teams = new TeamService(orm, { defaultPlan: config.defaultPlan });
       const media = new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl });
       const store = await createObjectStore(config.storage, config.dataDir);
       const sweepLog = logger.child({ component: 'folder-sweep' });
@@ -559,7 +561,7 @@ export class Application {
           ...services, launcherCodes: new LauncherCodeService({ orm: services.orm, sessions: services.sessions }), maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
         ...userAdminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...openApiRoutes(),
+        ...openApiRoutes({ publicUrl: this.config.publicUrl }),
       ];
       for (const route of routes) this.router.add(route);
       services.folderSweeper.start();

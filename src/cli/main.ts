@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { Backend, type Services } from '../app.ts';
 import { ConfigError, loadConfig, type Config } from '../config/config.ts';
+import { parsePaging } from '../domain/media/media.service.ts';
+import { parseMemberSearch } from '../domain/members/member-admin.service.ts';
 import { reconcileStorage } from '../domain/uploads/storage-reconcile.ts';
 import { badRequest, notFound, toServiceError } from '../errors/errors.ts';
 import { createLogger } from '../logging/logger.ts';
@@ -36,6 +38,11 @@ const commands: Record<string, Command> = {
     usage: 'team create --name NAME [--plan SLUG]',
     options: { name: { type: 'string' }, plan: { type: 'string' } },
     run: (s, v) => s.teams.createTeam({ name: v.name, plan: v.plan }),
+  },
+  'team list': {
+    usage: 'team list [--search TEXT] [--page N] [--page-size N]',
+    options: { search: { type: 'string' }, page: { type: 'string' }, 'page-size': { type: 'string' } },
+    run: (s, v) => s.teams.listTeams(parsePaging(text(v.page), text(v['page-size'])), parseMemberSearch(new URLSearchParams({ search: text(v.search) ?? '' }))),
   },
   'team limits': {
     usage: "team limits --team ID [--json '{\"maxTeamStorage\": 200000}']",
@@ -75,6 +82,11 @@ const commands: Record<string, Command> = {
     options: { team: { type: 'string' }, description: { type: 'string' }, member: { type: 'string' }, scopes: { type: 'string' } },
     run: (s, v) => s.apiKeys.create(text(v.team) ?? '', { description: v.description, teamMemberId: v.member, scopes: list(v.scopes) }),
   },
+  'api-key list': {
+    usage: 'api-key list --team ID (also: key list --team ID)',
+    options: { team: { type: 'string' } },
+    run: (s, v) => s.teams.listApiKeys(text(v.team) ?? ''),
+  },
   'api-key reroll': {
     usage: 'api-key reroll --id KEY_ID',
     options: { id: { type: 'string' } },
@@ -108,8 +120,11 @@ const commands: Record<string, Command> = {
   },
 };
 
+// `key list`, as people say it, for `api-key list`.
+commands['key list'] = commands['api-key list']!;
+
 function usage(): string {
-  return ['Usage: npm run --silent cli -- <command>', ...Object.values(commands).map((command) => `  ${command.usage}`)].join('\n');
+  return ['Usage: npm run --silent cli -- <command>', ...[...new Set(Object.values(commands))].map((command) => `  ${command.usage}`)].join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -143,8 +158,9 @@ async function main(argv: string[]): Promise<number> {
     // A server whose owner was killed is used as it is: the next service start takes it over, and the cli's exit must not stop it.
     backend = await Backend.open(config, logger, { takeOverEmbeddedDatabase: false });
   } catch (error) {
-    // Start-up failures (database, storage) are the operator's to fix: the message, not a stack trace.
-    process.stderr.write(`Cannot open the database and storage: ${(error as Error).message}\n`);
+    // Start-up failures (database, storage, a setting only the database can judge) are the operator's to fix: the message, not a stack trace.
+    if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
+    else process.stderr.write(`Cannot open the database and storage: ${(error as Error).message}\n`);
     return 1;
   }
   try {

@@ -68,6 +68,8 @@ export interface Config {
   workerThreads: number;
   maxJsonBodyBytes: number;
   apiKeyCacheSeconds: number;
+  /** DEFAULT_PLAN: the slug of the plan a team created without one gets. */
+  defaultPlan: string;
   accounts: {
     signUpEnabled: boolean;
     sessionTtlSeconds: number;
@@ -250,6 +252,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
     workerThreads: values.WORKER_THREADS ?? availableParallelism(),
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,
+    defaultPlan: values.DEFAULT_PLAN,
     accounts: {
       signUpEnabled: values.SIGN_UP_ENABLED,
       sessionTtlSeconds: values.SESSION_TTL_DAYS * 86_400,

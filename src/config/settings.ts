@@ -29,6 +29,9 @@ const boolean = z.union([
   z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1'),
 ]);
 
+/** A plan's slug, as the plan table holds it. */
+export const PLAN_SLUG = /^[A-Za-z0-9_.-]{1,32}$/;
+
 const httpUrl = z.url({ protocol: /^https?$/ });
 const postgresUrl = z.url({ protocol: /^postgres(ql)?$/ });
 const redisUrl = z.url({ protocol: /^rediss?$/ });
@@ -101,6 +104,8 @@ export const settings = {
   WORKER_THREADS: setting(integer(1, 256).nullable(), 'an integer from 1 to 256, or unset for the number of cores'),
   MAX_JSON_BODY_BYTES: setting(integer(1024, 64 * 1024 * 1024), 'an integer from 1024 to 67108864'),
   API_KEY_CACHE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),
+  // The plan of a team created without one; start-up checks that the plan exists once the database is up.
+  DEFAULT_PLAN: setting(z.string().regex(PLAN_SLUG), 'a plan slug (1 to 32 characters of a-z A-Z 0-9 _ . -) such as free or enterprise'),
   SIGN_UP_ENABLED: setting(boolean, 'true or false'),
   SESSION_TTL_DAYS: setting(integer(1, 365), 'an integer from 1 to 365 (days a session lives after its last use)'),
   SIGN_IN_LIMIT_ACCOUNT_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),

@@ -25,8 +25,21 @@ export function notFound(what = 'resource', value?: string): ServiceError {
   return new ServiceError({ name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: `Could not find ${what}`, value });
 }
 
-export function routeNotFound(path: string): ServiceError {
-  return new ServiceError({ name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: `Could not find route ${path}` });
+export function routeNotFound(method: string, path: string): ServiceError {
+  return new ServiceError({
+    name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: `There is no such route: ${method} ${path} (GET /docs lists the routes)`,
+  });
+}
+
+/** A path whose team id is empty or not a UUID: no team can have it. */
+export function invalidTeamId(teamId: string): ServiceError {
+  return new ServiceError({
+    name: 'NotFoundError',
+    status: 404,
+    messageKey: 'error.notFound',
+    message: `Could not find team "${teamId}": a team id is a UUID, the team.id that team creation answered (GET /v1/admin/teams lists them)`,
+    value: teamId,
+  });
 }
 
 export function badRequest(message = 'The request was formatted incorrectly.', value?: string | number): ServiceError {
@@ -45,6 +58,38 @@ export function missingArgument(argument: string): ServiceError {
 
 export function teamLimit(limitKey: string, message: string, value?: number | string): ServiceError {
   return new ServiceError({ name: 'TeamLimitError', status: 402, messageKey: `error.teamLimits.${limitKey}`, message, value });
+}
+
+/** How an operator lifts a team's plan limit (docs/operations.md, "Plans"). */
+const RAISE_THE_LIMIT = 'an operator raises it by moving the team to a larger plan (PUT /v1/admin/teams/{teamId}/plan with {"plan": "enterprise"}) '
+  + 'or by overriding the limit for the team (PATCH /v1/admin/teams/{teamId}/limits)';
+
+function sizeText(bytes: number): string {
+  const readable = bytes >= 1_000_000 ? `${+(bytes / 1_000_000).toFixed(1)} MB` : `${+(bytes / 1000).toFixed(1)} kB`;
+  return `${bytes} bytes (${readable})`;
+}
+
+/** A file's size as far as it is known: exact, or a lower bound (still arriving, or judged from the body's length). */
+export interface FileSize {
+  bytes: number;
+  atLeast?: boolean;
+}
+
+/** 402 maxMediaFileSize: the file is above the team's per-file limit (`value`: the limit in bytes). */
+export function fileAboveSizeLimit(limitBytes: number, file: FileSize): ServiceError {
+  const size = `${file.atLeast ? 'at least ' : ''}${sizeText(file.bytes)}`;
+  return teamLimit(
+    'maxMediaFileSize',
+    `The file is larger than the team's limit: it is ${size}, the limit (maxMediaFileSize) is ${sizeText(limitBytes)} per file; ${RAISE_THE_LIMIT}`,
+    limitBytes,
+  );
+}
+
+/** 402 maxTeamStorage: the file does not fit in what the team's storage limit leaves (`limitKiB`: the limit, when known). */
+export function teamStorageFull(file: FileSize | null, limitKiB: number | null = null): ServiceError {
+  const what = file ? `the file (${file.atLeast ? 'at least ' : ''}${sizeText(file.bytes)})` : 'the file';
+  const limit = limitKiB === null ? 'the team\'s storage limit (maxTeamStorage)' : `the team's storage limit (maxTeamStorage) of ${limitKiB} KiB, ${sizeText(limitKiB * 1024)}`;
+  return teamLimit('maxTeamStorage', `The team storage is full: ${what} does not fit in what is left of ${limit}; delete files, or ${RAISE_THE_LIMIT}`, 'maxTeamStorage');
 }
 
 export function conflict(message: string, value?: string): ServiceError {

@@ -1,4 +1,5 @@
-import { badRequest, methodNotAllowed, routeNotFound } from '../errors/errors.ts';
+import { badRequest, invalidTeamId, methodNotAllowed, routeNotFound } from '../errors/errors.ts';
+import { isUuid } from '../domain/validation.ts';
 import type { Handler, Route } from './types.ts';
 
 interface CompiledRoute {
@@ -15,9 +16,22 @@ export interface RouteMatch {
   params: Record<string, string>;
 }
 
+/**
+ * One trailing slash is ignored (/docs/ is /docs). An empty segment elsewhere is kept: /v1/cdn/media//upload
+ * names an empty team id, instead of turning into /v1/cdn/media/upload (team "upload", method not allowed).
+ */
 function splitPath(path: string): string[] {
-  return path.split('/').filter((segment) => segment.length > 0);
+  const trimmed = path.endsWith('/') ? path.slice(0, -1) : path;
+  return trimmed === '' ? [] : trimmed.slice(1).split('/');
 }
+
+/**
+ * Path parameters that are always UUIDs. A path with anything else there is mistyped: a team id is
+ * named in a 404 (rather than a 401 "key does not belong to this team"), and a segment in the place of
+ * a media id matches no route (GET /v1/cdn/media/{teamId}/list is not a lookup of file "list").
+ */
+const TEAM_ID_PARAM = 'teamId';
+const UUID_PARAMS = [TEAM_ID_PARAM, 'mediaId'];
 
 function decodeSegment(segment: string): string {
   try {
@@ -50,16 +64,23 @@ export class Router {
   match(method: string, path: string): RouteMatch {
     const segments = splitPath(path);
     const allowed = new Set<string>();
+    let invalidTeam: string | undefined;
     for (const compiled of this.routes) {
       const params = matchSegments(compiled.segments, segments);
       if (!params) continue;
+      const notUuid = UUID_PARAMS.find((name) => params[name] !== undefined && !isUuid(params[name]));
+      if (notUuid !== undefined) {
+        if (notUuid === TEAM_ID_PARAM) invalidTeam ??= params[TEAM_ID_PARAM];
+        continue;
+      }
       if (compiled.route.method === method || (method === 'HEAD' && compiled.route.method === 'GET')) {
         return { handler: compiled.route.handler, pattern: compiled.route.pattern, params };
       }
       allowed.add(compiled.route.method);
     }
     if (allowed.size > 0) throw methodNotAllowed(method, path, [...allowed]);
-    throw routeNotFound(path);
+    if (invalidTeam !== undefined) throw invalidTeamId(invalidTeam);
+    throw routeNotFound(method, path);
   }
 }
 

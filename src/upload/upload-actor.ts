@@ -1,4 +1,4 @@
-import { badRequest, fileTooLarge, payloadTooLarge, teamLimit, unsupportedMediaType } from '../errors/errors.ts';
+import { badRequest, fileAboveSizeLimit, fileTooLarge, payloadTooLarge, teamStorageFull, unsupportedMediaType } from '../errors/errors.ts';
 import type { ServiceError } from '../errors/service-error.ts';
 import type { ObjectWriter } from '../storage/object-store.ts';
 import type { BodyParser, BodyParserEvents, FileStart } from './parsers/body-parser.ts';
@@ -199,7 +199,7 @@ export class UploadActor<Result> {
       case 'reserved':
         this.reservationPending = false;
         if (message.bytes > 0) this.reservedBytes += message.bytes;
-        else if (message.exact) throw storageFull();
+        else if (message.exact) throw teamStorageFull({ bytes: this.fileBytes, atLeast: true });
         // A generous step did not fit; the bytes actually received still may.
         else this.reserveExactly = true;
         if (!this.requestReservation()) {
@@ -257,7 +257,7 @@ export class UploadActor<Result> {
     // Past both: the smaller limit was crossed first.
     if (cap !== null && this.fileBytes > cap && (maxFile === null || cap <= maxFile)) throw fileTooLarge(cap);
     if (maxFile !== null && this.fileBytes > maxFile) {
-      throw teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${maxFile} bytes`, maxFile);
+      throw fileAboveSizeLimit(maxFile, { bytes: this.fileBytes, atLeast: true });
     }
     if (this.headBytes < SNIFF_BYTES) {
       this.head.push(this.transientInput ? Buffer.from(chunk.subarray(0, SNIFF_BYTES - this.headBytes)) : chunk);
@@ -382,6 +382,3 @@ export class UploadActor<Result> {
   }
 }
 
-function storageFull(): ServiceError {
-  return teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
-}

@@ -5,7 +5,7 @@ import type { IdempotencyClaim } from '../domain/idempotency/idempotency-keys.ts
 import type { TeamStateCache } from '../domain/teams/team-state-cache.ts';
 import type { TeamStorageState } from '../domain/teams/team.service.ts';
 import { grantsAhead, type StorageQuota } from '../domain/uploads/storage-quota.ts';
-import { payloadTooLarge, requestTimeout, serviceUnavailable, teamLimit } from '../errors/errors.ts';
+import { fileAboveSizeLimit, payloadTooLarge, requestTimeout, serviceUnavailable, teamStorageFull } from '../errors/errors.ts';
 import type { XxHashApi } from '../media/content-hash.ts';
 import { resolveContentType, sniffContent } from '../media/file-type.ts';
 import type { MediaPool } from '../pool/media-pool.ts';
@@ -117,11 +117,11 @@ function refusalFromHeaders(team: TeamStorageState, route: UploadRoute, declared
   const limits = team.limits;
   const least = smallestFile(route, declaredLength);
   if (limits.maxMediaFileSize !== null && least > limits.maxMediaFileSize) {
-    return teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${limits.maxMediaFileSize} bytes`, limits.maxMediaFileSize);
+    return fileAboveSizeLimit(limits.maxMediaFileSize, { bytes: least, atLeast: route !== 'raw' });
   }
   const free = freeStorageOf(team);
   if (free !== null && least > free) {
-    return teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
+    return teamStorageFull({ bytes: least, atLeast: route !== 'raw' }, limits.maxTeamStorage);
   }
   return null;
 }

@@ -3,6 +3,7 @@ import { defaultPlanLimits } from '../../src/domain/plans/plan-limits.ts';
 import { migrate } from '../../src/db/orm.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, TEST_AUTH_SECRET } from '../helpers/server.ts';
+import { multipartBody, send } from '../helpers/uploads.ts';
 
 const server = await startTestServer(t);
 
@@ -27,8 +28,10 @@ t.test('operator routes refuse a missing or wrong authSecret', async (t) => {
     ['POST', '/v1/admin/api-keys/00000000-0000-4000-8000-000000000000/reroll'],
     ['DELETE', '/v1/admin/api-keys/00000000-0000-4000-8000-000000000000'],
     ['PATCH', '/v1/admin/teams/00000000-0000-4000-8000-000000000000/limits'],
+    ['GET', '/v1/admin/teams'],
+    ['GET', '/v1/admin/teams/00000000-0000-4000-8000-000000000000/api-keys'],
   ] as const) {
-    expectError(t, await server.request(method, path, { body: {} }), 401, 'error.unauthorized');
+    expectError(t, await server.request(method, path, method === 'GET' ? {} : { body: {} }), 401, 'error.unauthorized');
   }
 });
 
@@ -218,4 +221,87 @@ t.test('API keys: create, reroll and delete', async (t) => {
   const actions = await teamLogActions(team.teamId);
   t.equal(actions.filter((action) => action === 'API_KEY_CREATED').length, 3);
   t.equal(actions.filter((action) => action === 'API_KEY_DELETED').length, 1);
+});
+
+t.test('DEFAULT_PLAN chooses the plan of a team created without one', async (t) => {
+  const enterpriseByDefault = await startTestServer(t, { settings: { DEFAULT_PLAN: 'enterprise' } });
+  const team = await enterpriseByDefault.createTeam('Defaulted');
+  const limits = await enterpriseByDefault.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, {});
+  t.match(limits.body, { maxMediaFileSize: 250_000_000, maxTeamStorage: 1024 ** 3 }, 'the enterprise plan');
+  const free = await enterpriseByDefault.createTeam('AskedFree', 'free');
+  t.match((await enterpriseByDefault.admin('PATCH', `/v1/admin/teams/${free.teamId}/limits`, {})).body, { maxMediaFileSize: 10_000_000 }, 'a named plan still wins');
+});
+
+t.test('a DEFAULT_PLAN that names no plan stops start-up, listing the plans', async (t) => {
+  await t.rejects(
+    startTestServer(t, { settings: { DEFAULT_PLAN: 'gold' } }),
+    { name: 'ConfigError', message: 'Invalid configuration: DEFAULT_PLAN must name an existing plan (got "gold"; the plans are free, enterprise)' },
+  );
+});
+
+t.test('a 402 for a file over the plan names the file size, the limit and how to raise it (issue 32.6)', async (t) => {
+  const team = await server.createTeam('SmallPlan');
+  const tus = (length: number) => server.media('POST', `/v1/cdn/media/${team.teamId}/tus`, team.key, {
+    headers: { 'tus-resumable': '1.0.0', 'upload-length': String(length), 'upload-metadata': `filename ${Buffer.from('clip.mp4').toString('base64')}` },
+  });
+  const tooLarge = await tus(50 * 1024 * 1024);
+  expectError(t, tooLarge, 402, 'error.teamLimits.maxMediaFileSize');
+  t.equal(tooLarge.body.value, 10_000_000, 'value: the limit, as before');
+  t.equal(
+    tooLarge.body.message,
+    'The file is larger than the team\'s limit: it is 52428800 bytes (52.4 MB), the limit (maxMediaFileSize) is 10000000 bytes (10 MB) per file; '
+      + 'an operator raises it by moving the team to a larger plan (PUT /v1/admin/teams/{teamId}/plan with {"plan": "enterprise"}) '
+      + 'or by overriding the limit for the team (PATCH /v1/admin/teams/{teamId}/limits)',
+  );
+
+  // From the body's length, before the body is read: the least file it can hold.
+  const lowered = await server.createTeam('LoweredLimit');
+  await server.admin('PATCH', `/v1/admin/teams/${lowered.teamId}/limits`, { maxMediaFileSize: 1000 });
+  const multipart = multipartBody([{ content: Buffer.alloc(5000), fileName: 'big.png', contentType: 'image/png' }]);
+  const refused = await send(server, 'POST', `/v1/cdn/media/${lowered.teamId}/upload/file`, lowered.key, multipart.body, { 'content-type': multipart.contentType });
+  expectError(t, refused, 402, 'error.teamLimits.maxMediaFileSize');
+  t.match(refused.body.message, /^The file is larger than the team's limit: it is at least \d+ bytes \([\d.]+ kB\), the limit \(maxMediaFileSize\) is 1000 bytes \(1 kB\) per file; an operator raises it/);
+
+  await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxTeamStorage: 1024 });
+  const full = await tus(2 * 1024 * 1024);
+  expectError(t, full, 402, 'error.teamLimits.maxTeamStorage');
+  t.equal(full.body.value, 'maxTeamStorage');
+  t.match(full.body.message, /^The team storage is full: the file \(2097152 bytes \(2\.1 MB\)\) does not fit in what is left of the team's storage limit \(maxTeamStorage\) of 1024 KiB, 1048576 bytes \(1 MB\); delete files, or an operator raises it .*PATCH \/v1\/admin\/teams\/\{teamId\}\/limits/);
+});
+
+t.test('GET /v1/admin/teams lists the teams, paged and searchable by name; a team\'s keys are listed without secrets', async (t) => {
+  const lister = await startTestServer(t);
+  const made: { teamId: string; key: string; keyId: string }[] = [];
+  for (const name of ['Red Wolves', 'Blue Jays', 'red_pandas', 'Green 100%']) made.push(await lister.createTeam(name));
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    lister.request('GET', path, { headers: { authSecret: TEST_AUTH_SECRET, ...headers } });
+
+  const all = await get('/v1/admin/teams');
+  t.equal(all.status, 200);
+  t.equal(all.body.count, 4);
+  t.same(all.body.data.map((team: { name: string }) => team.name), ['Green 100%', 'red_pandas', 'Blue Jays', 'Red Wolves'], 'newest first');
+  t.match(all.body.data[3], { id: made[0]!.teamId, name: 'Red Wolves', planId: String, archived: false });
+
+  const paged = await get('/v1/admin/teams', { pageNumber: '2', pageSize: '3' });
+  t.same(paged.body, { data: [all.body.data[3]], count: 4 }, 'the spec\'s paging headers');
+  t.same((await get('/v1/admin/teams?pageNumber=2&pageSize=3')).body, paged.body, 'or query parameters');
+  expectError(t, await get('/v1/admin/teams', { pageSize: '0' }), 400, 'error.badRequest');
+
+  const red = await get('/v1/admin/teams?search=RED');
+  t.same(red.body.data.map((team: { name: string }) => team.name), ['red_pandas', 'Red Wolves'], 'any case');
+  t.equal(red.body.count, 2);
+  t.same((await get(`/v1/admin/teams?search=${encodeURIComponent('%')}`)).body.data.map((team: { name: string }) => team.name), ['Green 100%'], '% is a character, not a wildcard');
+  t.same((await get('/v1/admin/teams?search=d_p')).body.data.map((team: { name: string }) => team.name), ['red_pandas'], '_ too');
+  t.same((await get('/v1/admin/teams?search=nobody')).body, { data: [], count: 0 });
+  expectError(t, await get(`/v1/admin/teams?search=${'x'.repeat(300)}`), 400, 'error.badRequest');
+
+  const second = await lister.admin('POST', `/v1/admin/teams/${made[0]!.teamId}/api-keys`, { description: 'game server', scopes: ['media:upload'] });
+  const keys = await get(`/v1/admin/teams/${made[0]!.teamId}/api-keys`);
+  t.equal(keys.status, 200);
+  t.same(keys.body.map((key: { id: string }) => key.id), [second.body.id, made[0]!.keyId], 'newest first');
+  t.match(keys.body[0], { teamId: made[0]!.teamId, description: 'game server', scopes: ['media:upload'], teamMemberId: null });
+  t.notOk(JSON.stringify(keys.body).includes('tws_'), 'no secret, nor any part of one');
+  t.notOk(keys.body.some((key: object) => 'key' in key));
+  t.same((await get(`/v1/admin/teams/${made[1]!.teamId}/api-keys`)).body.map((key: { id: string }) => key.id), [made[1]!.keyId], 'only that team\'s');
+  expectError(t, await get('/v1/admin/teams/00000000-0000-4000-8000-000000000000/api-keys'), 404, 'error.notFound');
 });

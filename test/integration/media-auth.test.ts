@@ -34,7 +34,31 @@ t.test('a key of another team is 401, never the other team\'s data', async (t) =
   const response = await server.media('GET', listPath, otherTeam.key);
   expectError(t, response, 401, 'error.unauthorized');
   t.notMatch(JSON.stringify(response.body), team.teamId);
-  expectError(t, await server.media('GET', '/v1/cdn/media/not-a-team', team.key), 401, 'error.unauthorized');
+});
+
+t.test('mistyped paths: an empty or non-UUID team id is a 404 naming it; an unknown route under the media base is "no such route"', async (t) => {
+  for (const [method, path, teamId] of [
+    ['POST', '/v1/cdn/media//upload', ''],
+    ['POST', '/v1/cdn/media//upload/file', ''],
+    ['GET', '/v1/cdn/media/not-a-uuid', 'not-a-uuid'],
+    ['POST', '/v1/cdn/media/not-a-uuid/upload-urls', 'not-a-uuid'],
+    ['POST', '/v1/cdn/media/not-a-uuid/tus', 'not-a-uuid'],
+  ] as const) {
+    for (const key of [team.key, 'not-a-key']) {
+      const response = await server.media(method, path, key, method === 'GET' ? {} : { body: {} });
+      expectError(t, response, 404, 'error.notFound');
+      t.equal(response.body.value, teamId, `${method} ${path}: names the team id`);
+      t.match(response.body.message, `Could not find team "${teamId}": a team id is a UUID`);
+    }
+  }
+  for (const path of [`${listPath}/list`, `${listPath}/files`, `${listPath}/upload/files`, `${listPath}/folders/x/y`]) {
+    const response = await server.media('GET', path, team.key);
+    expectError(t, response, 404, 'error.notFound');
+    t.match(response.body.message, `There is no such route: GET ${path}`, path);
+  }
+  const unknownFile = await server.media('GET', `${listPath}/00000000-0000-4000-8000-000000000000`, team.key);
+  expectError(t, unknownFile, 404, 'error.notFound');
+  t.equal(unknownFile.body.message, 'Could not find media file', 'a media id that names no file is still that');
 });
 
 t.test('a member without team.media.view is 403', async (t) => {

@@ -1,4 +1,10 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { createOpenApiDocument, openApiDocument, openApiPath } from '../../src/http/openapi/document.ts';
 import { operations } from '../../src/http/openapi/operations.ts';
@@ -6,6 +12,39 @@ import { AnswerChecker, answerChecker } from '../helpers/openapi-answers.ts';
 import { startTestServer } from '../helpers/server.ts';
 
 const { document } = openApiDocument();
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+
+interface LintProblem {
+  ruleId: string;
+  severity: 'error' | 'warn';
+  message: string;
+  location: { pointer: string }[];
+}
+
+/** `redocly lint` (the repository's redocly.yaml) of `text`: its totals and problems. */
+async function redoclyLint(text: string): Promise<{ totals: { errors: number; warnings: number }; problems: LintProblem[] }> {
+  const dir = await mkdtemp(join(tmpdir(), 'media-lint-'));
+  try {
+    const file = join(dir, 'openapi.json');
+    await writeFile(file, text);
+    const cli = createRequire(import.meta.url).resolve('@redocly/cli/bin/cli.js');
+    const args = [cli, 'lint', file, '--config', join(repo, 'redocly.yaml'), '--format=json'];
+    const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
+    // Exit 1 when the document has errors: the JSON report is on stdout either way.
+    const stdout = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, args, { cwd: dir, env, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (error, out, err) => {
+        if (out.trim().startsWith('{')) resolve(out);
+        else reject(new Error(`redocly lint gave no report: ${error?.message ?? ''} ${err}`));
+      });
+    });
+    return JSON.parse(stdout);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The spec's security schemes that no route of this service uses (redocly.yaml says why they stay). */
+const UNUSED_SPEC_SCHEMES = ['accessToken', 'apiKey', 'gameLinkSecret', 'voiceSecret', 'discordBotSecret', 'backupRunnerSecret'];
 
 /** `METHOD /openapi/{path}` of every operation of the document. */
 function documentedOperations(doc: typeof document): string[] {
@@ -87,7 +126,7 @@ t.test('version, security schemes of spec 5.5, operation ids, named schemas', as
 
 t.test('request bodies are the schemas the services validate with', async (t) => {
   const schemas = document.components?.schemas ?? {};
-  t.match(schemas['CreateTeamRequest'], { type: 'object', additionalProperties: false, required: ['name'], properties: { name: { minLength: 2, maxLength: 24 }, plan: { default: 'free' } } });
+  t.match(schemas['CreateTeamRequest'], { type: 'object', additionalProperties: false, required: ['name'], properties: { name: { minLength: 2, maxLength: 24 }, plan: { type: 'string', description: /DEFAULT_PLAN/ } } });
   t.match(schemas['FolderCreateRequest'], { required: ['name'], properties: { name: { maxLength: 100 }, retentionDays: {}, maxFiles: {}, defaultPublic: {} } });
   const bulk = schemas['BulkRequest'] as { oneOf?: { properties: { action: { const: string } } }[] };
   t.same(bulk.oneOf?.map((variant) => variant.properties.action.const), ['delete', 'move', 'setPublic', 'addTags', 'removeTags']);
@@ -113,7 +152,7 @@ t.test('GET /v1/openapi.json and GET /docs, without authentication', async (t) =
   const response = await server.request('GET', '/v1/openapi.json');
   t.equal(response.status, 200);
   t.match(response.headers.get('content-type'), /^application\/json/);
-  t.same(response.body, JSON.parse(JSON.stringify(document)), 'the generated document');
+  t.same(response.body, { ...JSON.parse(JSON.stringify(document)), servers: [{ url: server.baseUrl, description: 'This service (PUBLIC_URL)' }] }, 'the generated document, served from PUBLIC_URL');
 
   const gzipped = await fetch(`${server.baseUrl}/v1/openapi.json`, { headers: { 'accept-encoding': 'gzip' } });
   t.equal(gzipped.headers.get('content-encoding'), 'gzip');
@@ -138,10 +177,52 @@ t.test('GET /v1/openapi.json and GET /docs, without authentication', async (t) =
     t.equal(answer.headers.get('x-content-type-options'), 'nosniff');
     t.ok((await answer.arrayBuffer()).byteLength > 0);
   }
+  const slashed = await server.request('GET', '/docs/');
+  t.equal(slashed.status, 200, '/docs/ is the page too');
+  t.match(slashed.headers.get('content-type'), /^text\/html/);
+  t.match(slashed.body, /src="swagger-ui-bundle\.js"/, 'its links resolve under /docs/');
+  t.notMatch(slashed.body, /docs\/swagger-ui/);
+  const script = await (await fetch(`${server.baseUrl}/docs/docs-page.js`)).text();
+  t.match(script, "new URL('../v1/openapi.json', document.currentScript.src)", 'the page script finds the document from its own address, on either page');
+
   const missing = await server.request('GET', '/docs/package.json');
   t.equal(missing.status, 404, 'only the listed assets are served');
   const traversal = await server.request('GET', '/docs/..%2Fpackage.json');
   t.equal(traversal.status, 404);
+});
+
+t.test('the served document passes redocly lint with no error; its only warnings are the unused spec schemes', async (t) => {
+  const server = await startTestServer(t);
+  const served = await fetch(`${server.baseUrl}/v1/openapi.json`);
+  const report = await redoclyLint(await served.text());
+  t.equal(report.totals.errors, 0, `no errors: ${JSON.stringify(report.problems.filter((problem) => problem.severity === 'error').map((problem) => problem.message))}`);
+  t.same(
+    report.problems.map((problem) => `${problem.ruleId} ${problem.location[0]?.pointer}`).sort(),
+    UNUSED_SPEC_SCHEMES.map((name) => `no-unused-components #/components/securitySchemes/${name}`).sort(),
+  );
+
+  // The lint can fail: without servers, and with an operationId used twice.
+  const broken = JSON.parse(JSON.stringify(document));
+  broken.paths['/healthz'].get.operationId = broken.paths['/v1/openapi.json'].get.operationId;
+  const failed = await redoclyLint(JSON.stringify(broken));
+  t.ok(failed.totals.errors >= 2, `errors found in a broken document: ${failed.problems.filter((p) => p.severity === 'error').map((p) => p.ruleId).join(', ')}`);
+  t.ok(failed.problems.some((problem) => problem.ruleId === 'no-empty-servers'));
+  t.ok(failed.problems.some((problem) => problem.ruleId === 'operation-operationId-unique'));
+});
+
+t.test('docs/api.md states the document\'s numbers of paths and operations', async (t) => {
+  const text = await readFile(join(repo, 'docs', 'api.md'), 'utf8');
+  const stated = /# => \["1\.0\.0",(\d+),(\d+)\]\n```\n\nThat is (\d+) paths and (\d+) operations/.exec(text);
+  t.ok(stated, 'docs/api.md has the jq example and its sentence');
+  const paths = Object.keys(document.paths ?? {}).length;
+  const operationCount = documentedOperations(document).length;
+  t.same(stated?.slice(1).map(Number), [paths, operationCount, paths, operationCount], `docs/api.md must say ${paths} paths and ${operationCount} operations`);
+});
+
+t.test('the servers entry is PUBLIC_URL', async (t) => {
+  const server = await startTestServer(t, { settings: { PUBLIC_URL: 'https://media.example.com/api' } });
+  const response = await server.request('GET', '/v1/openapi.json');
+  t.same(response.body.servers, [{ url: 'https://media.example.com/api', description: 'This service (PUBLIC_URL)' }]);
 });
 
 t.test('the answer checker fails answers that drift from the document', async (t) => {

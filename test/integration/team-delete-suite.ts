@@ -102,7 +102,7 @@ export async function teamDeleteFlow(t: Test, driver: Driver): Promise<void> {
     expectError(t, await server.media('POST', path, member.token), 403, 'error.forbidden');
     expectError(t, await server.media('POST', path, outsider.token), 401, 'error.unauthorized');
     expectError(t, await server.media('POST', path, team.key), 401, 'error.unauthorized');
-    expectError(t, await server.media('POST', '/v1/teams/not-a-team/deletion', owner.token), 401, 'error.unauthorized');
+    expectError(t, await server.media('POST', '/v1/teams/not-a-team/deletion', owner.token), 404, 'error.notFound');
     t.equal((await sql(server, `select count(*)::int as n from verification_action_token where type = 'TEAM_DELETE'`))[0].n, 0);
 
     // Asked, then no longer the owner when confirming: 409 and the team stays.

@@ -237,6 +237,13 @@ t.test('CONFIG_FILE may be relative to cwd and may hold null or string values', 
   t.equal(config.dataDir, path.join(tmp, 'data'));
 });
 
+t.test('DEFAULT_PLAN: free unless set; whether the plan exists is checked at start-up, once the database is up', (t) => {
+  t.equal(load().defaultPlan, 'free');
+  t.equal(load({ DEFAULT_PLAN: 'enterprise' }).defaultPlan, 'enterprise');
+  t.equal(load({ DEFAULT_PLAN: 'gold' }).defaultPlan, 'gold', 'a well-formed slug passes here (test/integration/admin-routes.test.ts: start-up refuses it)');
+  t.end();
+});
+
 t.test('an empty JSON object as CONFIG_FILE changes nothing', async (t) => {
   const file = await configFile('empty.json', '{}');
   t.same(load({ CONFIG_FILE: file }), load());
@@ -272,6 +279,8 @@ t.test('invalid values throw ConfigError naming the setting and the expected for
     [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN', 'at least 16 printable ASCII characters without spaces'],
     [{ METRICS_TOKEN: 'has a space in it, long enough' }, 'METRICS_TOKEN', 'at least 16 printable ASCII characters without spaces'],
     [{ S3_BUCKET: 'Bad_Bucket' }, 'S3_BUCKET', 'an S3 bucket name'],
+    [{ DEFAULT_PLAN: 'gold plan' }, 'DEFAULT_PLAN', 'a plan slug (1 to 32 characters of a-z A-Z 0-9 _ . -) such as free or enterprise'],
+    [{ DEFAULT_PLAN: 'x'.repeat(33) }, 'DEFAULT_PLAN', 'a plan slug'],
   ];
   for (const [env, name, expected] of cases) {
     t.test(JSON.stringify(env), (t) => {

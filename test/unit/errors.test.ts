@@ -59,9 +59,9 @@ const cases: Case[] = [
     body: { name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: 'Could not find media file', value: 'f-1' },
   },
   {
-    label: 'routeNotFound(path)',
-    error: routeNotFound('/v1/nope'),
-    body: { name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: 'Could not find route /v1/nope' },
+    label: 'routeNotFound(method, path)',
+    error: routeNotFound('GET', '/v1/nope'),
+    body: { name: 'NotFoundError', status: 404, messageKey: 'error.notFound', message: 'There is no such route: GET /v1/nope (GET /docs lists the routes)' },
   },
   {
     label: 'badRequest()',

@@ -30,6 +30,8 @@ function matchError(t: Test, r: Router, method: string, path: string): ServiceEr
   return new ServiceError({ name: 'none', status: 0, messageKey: 'none', message: 'none' });
 }
 
+const TEAM = '0f3c2b8e-4c1a-4d6e-9b7a-2f5d8e1c3a4b';
+const MEDIA = '5b1c7d9e-2a4f-4e8b-8c6d-1a3e5f7b9d2c';
 const getTeam = handler('getTeam');
 const getMe = handler('getMe');
 const getMedia = handler('getMedia');
@@ -41,15 +43,15 @@ const putMedia = handler('putMedia');
 t.test('a static segment beats a parameter regardless of registration order', (t) => {
   for (const order of ['param first', 'static first'] as const) {
     const routes: [HttpMethod, string, Handler][] = [
-      ['GET', '/v1/teams/:teamId', getTeam],
-      ['GET', '/v1/teams/me', getMe],
+      ['GET', '/v1/users/:userId', getTeam],
+      ['GET', '/v1/users/me', getMe],
     ];
     if (order === 'static first') routes.reverse();
     const r = router(routes);
-    t.equal(r.match('GET', '/v1/teams/me').handler, getMe, `${order}: static wins`);
-    t.same(r.match('GET', '/v1/teams/me').params, {}, `${order}: no params for the static route`);
-    t.equal(r.match('GET', '/v1/teams/abc').handler, getTeam, `${order}: others go to the parameter`);
-    t.same(r.match('GET', '/v1/teams/abc').params, { teamId: 'abc' });
+    t.equal(r.match('GET', '/v1/users/me').handler, getMe, `${order}: static wins`);
+    t.same(r.match('GET', '/v1/users/me').params, {}, `${order}: no params for the static route`);
+    t.equal(r.match('GET', '/v1/users/abc').handler, getTeam, `${order}: others go to the parameter`);
+    t.same(r.match('GET', '/v1/users/abc').params, { userId: 'abc' });
   }
   t.end();
 });
@@ -74,25 +76,25 @@ t.test('the first segment where two routes differ decides, not the number of par
 
 t.test('multiple parameters are all captured', (t) => {
   const r = router([['GET', '/v1/cdn/media/:teamId/:fileId', getMedia]]);
-  const match = r.match('GET', '/v1/cdn/media/team-1/file-2');
+  const match = r.match('GET', `/v1/cdn/media/${TEAM}/file-2`);
   t.equal(match.handler, getMedia);
-  t.same(match.params, { teamId: 'team-1', fileId: 'file-2' });
+  t.same(match.params, { teamId: TEAM, fileId: 'file-2' });
   t.end();
 });
 
 t.test('parameters are percent-decoded; static segments are compared as sent', (t) => {
   const r = router([
     ['GET', '/v1/media/:name', getMedia],
-    ['GET', '/v1/teams/me', getMe],
-    ['GET', '/v1/teams/:teamId', getTeam],
+    ['GET', '/v1/users/me', getMe],
+    ['GET', '/v1/users/:userId', getTeam],
   ]);
   t.same(r.match('GET', '/v1/media/hello%20world').params, { name: 'hello world' });
   t.same(r.match('GET', '/v1/media/caf%C3%A9').params, { name: 'café' });
   t.same(r.match('GET', '/v1/media/a%2Fb').params, { name: 'a/b' }, 'an encoded slash stays inside the parameter');
   t.same(r.match('GET', '/v1/media/a+b').params, { name: 'a+b' }, '+ is not a space in a path');
-  const encodedStatic = r.match('GET', '/v1/teams/%6De');
+  const encodedStatic = r.match('GET', '/v1/users/%6De');
   t.equal(encodedStatic.handler, getTeam, 'an encoded static segment does not match the static route');
-  t.same(encodedStatic.params, { teamId: 'me' });
+  t.same(encodedStatic.params, { userId: 'me' });
   t.end();
 });
 
@@ -111,14 +113,14 @@ t.test('bad percent-encoding in a parameter is a 400 ServiceError', (t) => {
 t.test('an unknown path is a 404 ServiceError error.notFound', (t) => {
   const r = router([
     ['GET', '/v1/media/:id', getMedia],
-    ['GET', '/v1/teams/me', getMe],
+    ['GET', '/v1/users/me', getMe],
   ]);
-  for (const path of ['/nope', '/v1/media', '/v1/media/a/b', '/', '', '/v1/teams/you']) {
+  for (const path of ['/nope', '/v1/media', '/v1/media/a/b', '/', '', '/v1/users/you']) {
     const error = matchError(t, r, 'GET', path);
     t.equal(error.status, 404, JSON.stringify(path));
     t.equal(error.name, 'NotFoundError');
     t.equal(error.messageKey, 'error.notFound');
-    t.equal(error.message, `Could not find route ${path}`);
+    t.equal(error.message, `There is no such route: GET ${path} (GET /docs lists the routes)`);
     t.same(error.headers, {});
   }
   const empty = matchError(t, new Router(), 'GET', '/anything');
@@ -150,23 +152,23 @@ t.test('a known path with another method is a 405 with an Allow header', (t) => 
 
 t.test('Allow gathers methods from every route whose pattern matches the path', (t) => {
   const r = router([
-    ['GET', '/v1/teams/:teamId', getTeam],
-    ['DELETE', '/v1/teams/me', handler('deleteMe')],
+    ['GET', '/v1/users/:userId', getTeam],
+    ['DELETE', '/v1/users/me', handler('deleteMe')],
   ]);
-  const error = matchError(t, r, 'POST', '/v1/teams/me');
+  const error = matchError(t, r, 'POST', '/v1/users/me');
   t.same(error.headers.Allow?.split(', ').sort(), ['DELETE', 'GET'], 'a parameter route matching the path counts too');
-  t.same(matchError(t, r, 'POST', '/v1/teams/x').headers.Allow, 'GET');
+  t.same(matchError(t, r, 'POST', '/v1/users/x').headers.Allow, 'GET');
   t.end();
 });
 
 t.test('a method registered only on the parameter route falls through from the static one', (t) => {
   const r = router([
-    ['DELETE', '/v1/teams/me', handler('deleteMe')],
-    ['GET', '/v1/teams/:teamId', getTeam],
+    ['DELETE', '/v1/users/me', handler('deleteMe')],
+    ['GET', '/v1/users/:userId', getTeam],
   ]);
-  const match = r.match('GET', '/v1/teams/me');
+  const match = r.match('GET', '/v1/users/me');
   t.equal(match.handler, getTeam, 'static-over-parameter ranking is per method, not per path');
-  t.same(match.params, { teamId: 'me' });
+  t.same(match.params, { userId: 'me' });
   t.end();
 });
 
@@ -203,20 +205,56 @@ t.test('method names are compared exactly', (t) => {
   t.end();
 });
 
-t.test('trailing and repeated slashes are ignored: empty segments are dropped', (t) => {
-  // Documented behaviour: the router splits on "/" and drops empty segments, so
-  // "/v1/media/", "//v1//media" and "v1/media" all match the "/v1/media" route
-  // (no redirect, no 404). The same holds for patterns.
+t.test('one trailing slash is ignored; an empty segment elsewhere is a segment', (t) => {
   const r = router([
     ['GET', '/v1/media', listMedia],
     ['GET', '/v1/media/:id', getMedia],
     ['GET', '/v1/trailing/', handler('trailing')],
+    ['GET', '/', handler('root')],
   ]);
   t.equal(r.match('GET', '/v1/media/').handler, listMedia, 'trailing slash');
-  t.equal(r.match('GET', '//v1//media').handler, listMedia, 'double slashes');
-  t.equal(r.match('GET', 'v1/media').handler, listMedia, 'no leading slash');
-  t.equal(r.match('GET', '/v1/media///').handler, listMedia, 'several trailing slashes');
-  t.same(r.match('GET', '/v1/media//abc/').params, { id: 'abc' }, 'a parameter after a double slash');
   t.equal(r.match('GET', '/v1/trailing').handler.name, 'trailing', 'a pattern with a trailing slash matches without it');
+  t.equal(r.match('GET', '/').handler.name, 'root');
+  t.same(r.match('GET', '/v1/media//').params, { id: '' }, 'an empty parameter, not the list');
+  for (const path of ['//v1//media', '/v1/media///', '/v1/media//abc/']) {
+    t.equal(matchError(t, r, 'GET', path).status, 404, `${path}: no route`);
+  }
+  t.end();
+});
+
+t.test('a team id that is empty or not a UUID is a 404 naming it, before 401 or 405 could be', (t) => {
+  const r = router([
+    ['GET', '/v1/cdn/media/:teamId', listMedia],
+    ['POST', '/v1/cdn/media/:teamId/upload', postMedia],
+    ['GET', '/v1/cdn/media/:teamId/:mediaId', getMedia],
+  ]);
+  for (const [method, path, teamId] of [
+    ['POST', '/v1/cdn/media//upload', ''],
+    ['GET', '/v1/cdn/media/not-a-uuid', 'not-a-uuid'],
+    ['POST', '/v1/cdn/media/not-a-uuid/upload', 'not-a-uuid'],
+    ['GET', `/v1/cdn/media/${TEAM}x/${MEDIA}`, `${TEAM}x`],
+  ] as const) {
+    const error = matchError(t, r, method, path);
+    t.equal(error.status, 404, `${method} ${path}`);
+    t.equal(error.messageKey, 'error.notFound');
+    t.equal(error.value, teamId, 'the team id is the value');
+    t.match(error.message, `Could not find team "${teamId}": a team id is a UUID`);
+  }
+  t.equal(r.match('POST', `/v1/cdn/media/${TEAM}/upload`).handler, postMedia, 'a UUID team id matches');
+  t.equal(r.match('GET', `/v1/cdn/media/${TEAM.toUpperCase()}`).handler, listMedia, 'in either case');
+  t.equal(matchError(t, r, 'DELETE', `/v1/cdn/media/${TEAM}`).status, 405, 'a good team id with another method is still 405');
+  t.end();
+});
+
+t.test('a segment that is no media id in the place of one matches no route', (t) => {
+  const r = router([
+    ['GET', '/v1/cdn/media/:teamId/:mediaId', getMedia],
+    ['GET', '/v1/cdn/media/:teamId/tags', handler('tags')],
+  ]);
+  t.equal(r.match('GET', `/v1/cdn/media/${TEAM}/${MEDIA}`).handler, getMedia);
+  t.equal(r.match('GET', `/v1/cdn/media/${TEAM}/tags`).handler.name, 'tags');
+  const error = matchError(t, r, 'GET', `/v1/cdn/media/${TEAM}/tag`);
+  t.equal(error.status, 404);
+  t.match(error.message, /^There is no such route: GET /);
   t.end();
 });

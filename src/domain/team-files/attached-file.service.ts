@@ -1,6 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { notFound, teamLimit } from '../../errors/errors.ts';
+import { fileAboveSizeLimit, notFound, teamStorageFull } from '../../errors/errors.ts';
 import type { ObjectStore } from '../../storage/object-store.ts';
 import type { MediaListQuery } from '../media/media.service.ts';
 import type { SignedLinks } from '../media/signed-links.ts';
@@ -103,9 +103,9 @@ export class AttachedFileService {
         case 'committed':
           break;
         case 'over_quota':
-          throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
+          throw teamStorageFull({ bytes: file.size });
         case 'too_large':
-          throw teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${Number(outcome.max_file)} bytes`, Number(outcome.max_file));
+          throw fileAboveSizeLimit(Number(outcome.max_file), { bytes: file.size });
         default:
           throw notFound('team', file.teamId);
       }

@@ -6,18 +6,21 @@ import { allPermissions } from '../../auth/permissions.ts';
 import { badRequest, notFound } from '../../errors/errors.ts';
 import { ApiKey } from '../api-keys/api-key.entity.ts';
 import { TeamMember } from '../members/team-member.entity.ts';
+import type { MediaListQuery } from '../media/media.service.ts';
 import { Plan } from '../plans/plan.entity.ts';
 import type { PlanLimits } from '../plans/plan-limits.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { createPlaceholderUser } from '../users/user.factory.ts';
 import { isUuid, parseInput } from '../validation.ts';
-import { apiKeyView, teamMemberView, teamView } from '../views.ts';
+import { apiKeyInfoView, apiKeyView, teamMemberView, teamView } from '../views.ts';
 import { effectiveLimits, limitsPatchSchema } from './team-limits.ts';
 import { Team } from './team.entity.ts';
 
 export const createTeamSchema = z.strictObject({
   name: z.string().trim().min(2).max(24),
-  plan: z.string().min(1).max(32).default('free'),
+  plan: z.string().min(1).max(32).optional().meta({
+    description: 'The plan\'s slug (free, enterprise, or another plan of the service); without it, the DEFAULT_PLAN setting (free unless set).',
+  }),
 });
 
 export const OWNER_MEMBER_NAME = 'Owner';
@@ -30,14 +33,17 @@ export interface TeamStorageState {
 
 export class TeamService {
   private readonly orm: MikroORM;
+  private readonly defaultPlan: string;
 
-  constructor(orm: MikroORM) {
+  /** `defaultPlan`: DEFAULT_PLAN, the plan of a team created without one. */
+  constructor(orm: MikroORM, options: { defaultPlan: string }) {
     this.orm = orm;
+    this.defaultPlan = options.defaultPlan;
   }
 
   /** A new team with its owner and a first API key, which acts as the owner. */
   async createTeam(input: unknown) {
-    const { name, plan: planSlug } = parseInput(createTeamSchema, input);
+    const { name, plan: planSlug = this.defaultPlan } = parseInput(createTeamSchema, input);
     return this.orm.em.fork().transactional(async (em) => {
       const plan = await em.findOne(Plan, { slug: planSlug });
       if (!plan) throw badRequest(`Unknown plan: ${planSlug}`, planSlug);
@@ -61,6 +67,24 @@ export class TeamService {
       recordTeamLog(em, { teamId: team.id, action: LogAction.apiKeyCreated, targetIdentifier: apiKey.id });
       return { team: teamView(team), owner: teamMemberView(owner), apiKey: apiKeyView(apiKey, null, generated.key) };
     });
+  }
+
+  /** The teams, newest first, archived ones too; `search`: a part of the name, any case. `{data, count}` as the spec's lists. */
+  async listTeams(paging: MediaListQuery, search?: string) {
+    const where = search ? { name: { $ilike: `%${search.replace(/[\\%_]/g, '\\$&')}%` } } : {};
+    const [teams, count] = await this.orm.em.fork().findAndCount(Team, where, {
+      orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+      limit: paging.pageSize,
+      offset: (paging.pageNumber - 1) * paging.pageSize,
+    });
+    return { data: teams.map(teamView), count };
+  }
+
+  /** ApiKeyInfo of every key of the team, newest first; never a secret. 404 for a team that does not exist. */
+  async listApiKeys(teamId: string) {
+    const team = await this.getTeam(teamId);
+    const keys = await this.orm.em.fork().find(ApiKey, { team }, { populate: ['teamMember'], orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] });
+    return keys.map((key) => apiKeyInfoView(key, key.teamMember ?? null));
   }
 
   async getTeam(teamId: string): Promise<Team> {

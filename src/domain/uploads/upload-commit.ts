@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { idempotencyInFlight, notFound, teamLimit } from '../../errors/errors.ts';
+import { fileAboveSizeLimit, idempotencyInFlight, notFound, teamStorageFull } from '../../errors/errors.ts';
 import type { IdempotencyClaim } from '../idempotency/idempotency-keys.ts';
 import { ensureFolderPath, findFolder, findFolderPath, type FolderRef } from '../folders/folder-resolver.ts';
 import type { MediaService } from '../media/media.service.ts';
@@ -99,10 +99,10 @@ export class UploadCommitter {
       case 'committed':
         return { ...view, usedTeamStorage: outcome.usedStorage };
       case 'over_quota':
-        throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
+        throw teamStorageFull({ bytes: upload.size });
       case 'too_large':
         // The limit was lowered while the file streamed (checked again at commit, on every instance).
-        throw teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${outcome.maxFileBytes} bytes`, outcome.maxFileBytes);
+        throw fileAboveSizeLimit(outcome.maxFileBytes, { bytes: upload.size });
       case 'folder_gone':
         throw notFound('folder', folder?.id ?? upload.folderId ?? '');
       case 'team_gone':

@@ -137,8 +137,11 @@ function operation(pattern: string, doc: OperationDoc): ZodOpenApiOperationObjec
   };
 }
 
-/** The OpenAPI 3.1 document of `registry` (by default, every route of the service). */
-export function createOpenApiDocument(registry: Record<string, OperationDoc> = operations): OpenApiDocument {
+/**
+ * The OpenAPI 3.1 document of `registry` (by default, every route of the service). `serverUrl`
+ * (PUBLIC_URL) becomes its `servers` entry, so tools that read the document know where to send calls.
+ */
+export function createOpenApiDocument(registry: Record<string, OperationDoc> = operations, serverUrl?: string): OpenApiDocument {
   const paths: ZodOpenApiPathsObject = {};
   for (const [key, doc] of Object.entries(registry)) {
     const [method, pattern] = key.split(' ') as [string, string];
@@ -148,19 +151,23 @@ export function createOpenApiDocument(registry: Record<string, OperationDoc> = o
   return createDocument({
     openapi: '3.1.0',
     info: { title: 'Media upload service', version: '1.0.0', description: DESCRIPTION },
+    ...(serverUrl !== undefined && { servers: [{ url: serverUrl, description: 'This service (PUBLIC_URL)' }] }),
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
     components: { securitySchemes: SECURITY_SCHEMES },
   });
 }
 
-let cached: { document: OpenApiDocument; json: string } | null = null;
+const cached = new Map<string, { document: OpenApiDocument; json: string }>();
 
-/** The service's document, built once per process (it depends on nothing but the code). */
-export function openApiDocument(): { document: OpenApiDocument; json: string } {
-  cached ??= (() => {
-    const document = createOpenApiDocument();
-    return { document, json: JSON.stringify(document) };
-  })();
-  return cached;
+/** The service's document served from `serverUrl` (PUBLIC_URL), built once per process and address. */
+export function openApiDocument(serverUrl?: string): { document: OpenApiDocument; json: string } {
+  const key = serverUrl ?? '';
+  let entry = cached.get(key);
+  if (!entry) {
+    const document = createOpenApiDocument(operations, serverUrl);
+    entry = { document, json: JSON.stringify(document) };
+    cached.set(key, entry);
+  }
+  return entry;
 }

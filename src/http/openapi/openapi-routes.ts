@@ -26,27 +26,33 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-// Relative links: /docs resolves `docs/x` to /docs/x, and the page keeps working behind a path prefix.
-const PAGE = `<!doctype html>
+/**
+ * Relative links keep the page working behind a path prefix. `/docs` resolves `docs/x` to /docs/x;
+ * `/docs/` (the same page, as people type it too) resolves `x` there.
+ */
+function page(assetBase: 'docs/' | ''): string {
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Media upload service API</title>
-<link rel="stylesheet" href="docs/swagger-ui.css">
-<link rel="icon" type="image/png" href="docs/favicon-32x32.png" sizes="32x32">
+<link rel="stylesheet" href="${assetBase}swagger-ui.css">
+<link rel="icon" type="image/png" href="${assetBase}favicon-32x32.png" sizes="32x32">
 </head>
 <body>
 <div id="swagger-ui"></div>
-<script src="docs/swagger-ui-bundle.js"></script>
-<script src="docs/docs-page.js"></script>
+<script src="${assetBase}swagger-ui-bundle.js"></script>
+<script src="${assetBase}docs-page.js"></script>
 </body>
 </html>
 `;
+}
 
 // validatorUrl null: Swagger UI would otherwise send the document to validator.swagger.io.
+// The document's address from this script's own (/docs/docs-page.js), whichever page (/docs or /docs/) loaded it.
 const PAGE_SCRIPT = `window.ui = SwaggerUIBundle({
-  url: new URL('v1/openapi.json', document.baseURI).href,
+  url: new URL('../v1/openapi.json', document.currentScript.src).href,
   dom_id: '#swagger-ui',
   deepLinking: true,
   validatorUrl: null,
@@ -107,28 +113,33 @@ function send(request: HttpRequest, content: Loaded, headers: Record<string, str
   };
 }
 
-let documentContent: Loaded | null = null;
-let pageContent: Loaded | null = null;
+function compressed(text: string): Loaded {
+  const plain = Buffer.from(text);
+  return { plain, gzip: gzipSync(plain) };
+}
 
-export function openApiRoutes(): Route[] {
+const pages: Record<'docs/' | '', Loaded | null> = { 'docs/': null, '': null };
+
+/** `publicUrl` (PUBLIC_URL) is the document's `servers` entry. */
+export function openApiRoutes(options: { publicUrl: string }): Route[] {
+  let documentContent: Loaded | null = null;
   return [
     {
       method: 'GET',
       pattern: '/v1/openapi.json',
       handler: (request) => {
-        if (!documentContent) {
-          const plain = Buffer.from(openApiDocument().json);
-          documentContent = { plain, gzip: gzipSync(plain) };
-        }
+        documentContent ??= compressed(openApiDocument(options.publicUrl).json);
         return send(request, documentContent, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' });
       },
     },
     {
       method: 'GET',
+      // The router matches /docs/ here too (a trailing slash is ignored).
       pattern: '/docs',
       handler: (request) => {
-        pageContent ??= { plain: Buffer.from(PAGE), gzip: gzipSync(PAGE) };
-        return send(request, pageContent, {
+        const assetBase = request.path.endsWith('/') ? '' : 'docs/';
+        const content = (pages[assetBase] ??= compressed(page(assetBase)));
+        return send(request, content, {
           'Content-Type': 'text/html; charset=utf-8',
           'Cache-Control': 'no-cache',
           'Content-Security-Policy': CONTENT_SECURITY_POLICY,

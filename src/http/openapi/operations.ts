@@ -13,9 +13,9 @@ import { DEFAULT_TAG_LIMIT, DEFAULT_USAGE_DAYS, MAX_TAG_LIMIT, MAX_TAG_SEARCH_LE
 import {
   apiKeySchema, automationListSchema, automationSchema, automationWithSecretSchema, bulkResultSchema, createdTeamSchema, deliveryListSchema,
   deliverySchema, folderDeletionSchema, folderListSchema, folderSchema, groupSchema, healthSchema, mediaDeletionSchema, mediaLinkSchema,
-  mediaListSchema, mediaFileSchema, planLimitsSchema, retriedSchema, tagListSchema, teamMemberSchema, uploadedMediaFileSchema, usageSchema,
+  mediaListSchema, mediaFileSchema, planLimitsSchema, retriedSchema, tagListSchema, teamMemberSchema, teamSchema, uploadedMediaFileSchema, usageSchema,
 } from './schemas.ts';
-import { teamAdminOperations } from './team-operations.ts';
+import { apiKeyInfoListSchema, teamAdminOperations } from './team-operations.ts';
 import { idempotencyHeaders, replayedHeader } from './idempotency-docs.ts';
 import { uploadUrlOperations } from './upload-url-operations.ts';
 import { tusOperations } from './tus-operations.ts';
@@ -386,6 +386,26 @@ function binary(): z.ZodType {
 }
 
 const operatorOperations: Record<string, OperationDoc> = {
+  'GET /v1/admin/teams': {
+    operationId: 'listTeams',
+    summary: 'The teams, newest first',
+    description: 'Archived teams too. `search` keeps the teams whose name contains it (any case).',
+    tag: 'operator',
+    access: 'authSecret',
+    query: z.object({ search: z.string().max(MAX_SEARCH_LENGTH).optional().meta({ description: 'Case-insensitive part of the name.' }) }),
+    headers: paging,
+    responses: { 200: { description: 'One page of teams, and how many match.', schema: z.object({ data: z.array(teamSchema), count: z.int().min(0) }).meta({ id: 'TeamList' }) } },
+    errors: { 400: 'Invalid search or paging header.' },
+  },
+  'GET /v1/admin/teams/:teamId/api-keys': {
+    operationId: 'listApiKeys',
+    summary: 'A team\'s API keys, newest first',
+    description: 'Never a secret: a lost key is replaced (reroll) or a new one made.',
+    tag: 'operator',
+    access: 'authSecret',
+    responses: { 200: { description: 'Every key of the team.', schema: apiKeyInfoListSchema } },
+    errors: { 404: 'No such team.' },
+  },
   'POST /v1/admin/teams': {
     operationId: 'createTeam',
     summary: 'Create a team with its owner and a first API key',

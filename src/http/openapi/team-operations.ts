@@ -27,6 +27,7 @@ const GRANT_RULE = 'The caller must hold every permission it gives or takes away
 
 const KEY_RULE = 'The caller must hold every permission of the key (its member\'s, with its groups\'; all for a key acting as the owner): 403 otherwise.';
 const apiKeyInfoSchema = apiKeySchema.omit({ key: true }).meta({ id: 'ApiKeyInfo' });
+export const apiKeyInfoListSchema = z.array(apiKeyInfoSchema).meta({ id: 'ApiKeyInfoList' });
 
 export function teamAdminOperations(paging: z.ZodObject): Record<string, OperationDoc> {
   return {
@@ -308,7 +309,7 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
     [`GET ${base}/api-keys`]: {
       operationId: 'listTeamApiKeys', summary: 'The team\'s API keys', description: needs('team.apiKeys.manage', 'Newest first; never a secret.'),
       tag: 'apiKeys', access: 'teamApiKey',
-      responses: { 200: { description: 'Every key of the team.', schema: z.array(apiKeyInfoSchema).meta({ id: 'ApiKeyInfoList' }) } },
+      responses: { 200: { description: 'Every key of the team.', schema: apiKeyInfoListSchema } },
       errors: {},
     },
     [`POST ${base}/api-keys`]: {

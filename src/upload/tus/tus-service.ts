@@ -8,8 +8,8 @@ import { TusUploadRepository, type TusUploadRow } from '../../domain/tus/tus-upl
 import type { StorageQuota } from '../../domain/uploads/storage-quota.ts';
 import type { UploadCommitter } from '../../domain/uploads/upload-commit.ts';
 import {
-  conflict, notFound, payloadTooLarge, serviceUnavailable, teamLimit, tusUploadComplete, tusUploadRevoked, unsupportedMediaType, uploadLocked,
-  uploadOffsetConflict,
+  conflict, fileAboveSizeLimit, notFound, payloadTooLarge, serviceUnavailable, teamStorageFull, tusUploadComplete, tusUploadRevoked,
+  unsupportedMediaType, uploadLocked, uploadOffsetConflict,
 } from '../../errors/errors.ts';
 import type { XxHashApi } from '../../media/content-hash.ts';
 import { checkNameAndType, MAX_SNIFF_BYTES, resolveContentType, sniffContent } from '../../media/file-type.ts';
@@ -102,7 +102,7 @@ export class TusService {
     const team = await this.deps.teamStates.fresh(teamId);
     const maxFile = team.limits.maxMediaFileSize;
     if (maxFile !== null && request.length > maxFile) {
-      throw teamLimit('maxMediaFileSize', `The file is larger than the team's limit of ${maxFile} bytes`, maxFile);
+      throw fileAboveSizeLimit(maxFile, { bytes: request.length });
     }
     const blocked = checkNameAndType(options.fileName, options.declaredType);
     if (blocked) throw unsupportedMediaType(`Blocked file type: ${blocked}`, blocked);
@@ -112,7 +112,7 @@ export class TusService {
     const storageKey = storageKeyOf(teamId, id);
     // An empty file reserves nothing (reserve() answers the bytes it added: 0 would read as a refusal).
     if (request.length > 0 && !(await this.deps.quota.reserve(teamId, id, storageKey, request.length))) {
-      throw teamLimit('maxTeamStorage', 'The team storage is full', 'maxTeamStorage');
+      throw teamStorageFull({ bytes: request.length }, team.limits.maxTeamStorage);
     }
     let progress: ResumableProgress | null = null;
     try {

@@ -1401,10 +1401,38 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The teams, newest first
+         * @description Archived teams too. `search` keeps the teams whose name contains it (any case).
+         */
+        get: operations["listTeams"];
         put?: never;
         /** Create a team with its owner and a first API key */
         post: operations["createTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/teams/{teamId}/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A team's API keys, newest first
+         * @description Never a secret: a lost key is replaced (reroll) or a new one made.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Without teamMemberId the key acts as the owner; scopes ["media:upload"] limits it to the upload routes.
+         */
+        post: operations["createApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1459,26 +1487,6 @@ export type paths = {
          * @description The member's keys gain the group's permissions at once.
          */
         post: operations["addMemberToGroup"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/admin/teams/{teamId}/api-keys": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create an API key
-         * @description Without teamMemberId the key acts as the owner; scopes ["media:upload"] limits it to the upload routes.
-         */
-        post: operations["createApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2724,8 +2732,14 @@ export type components = {
         };
         CreateTeamRequest: {
             name: string;
-            /** @default free */
-            plan: string;
+            /** @description The plan's slug (free, enterprise, or another plan of the service); without it, the DEFAULT_PLAN setting (free unless set). */
+            plan?: string;
+        };
+        CreateApiKeyRequest: {
+            description?: string;
+            /** Format: uuid */
+            teamMemberId?: string;
+            scopes?: "media:upload"[];
         };
         CreateTeamMemberRequest: {
             name: string;
@@ -2741,12 +2755,6 @@ export type components = {
         AddMemberToGroupRequest: {
             /** Format: uuid */
             groupId: string;
-        };
-        CreateApiKeyRequest: {
-            description?: string;
-            /** Format: uuid */
-            teamMemberId?: string;
-            scopes?: "media:upload"[];
         };
         TeamLimitsPatch: {
             maxMembers?: number | null;
@@ -3665,6 +3673,10 @@ export type components = {
             updatedAt: string;
             /** Format: uuid */
             todoId: string;
+        };
+        TeamList: {
+            data: components["schemas"]["Team"][];
+            count: number;
         };
         /** @description The team, its owner (every permission) and a first key that acts as the owner. */
         CreatedTeam: {
@@ -14119,6 +14131,80 @@ export interface operations {
             };
         };
     };
+    listTeams: {
+        parameters: {
+            query?: {
+                /** @description Case-insensitive part of the name. */
+                search?: string;
+            };
+            header?: {
+                /** @description Page to answer, from 1. */
+                pageNumber?: components["parameters"]["PageNumber"];
+                /** @description Items per page, 1-500. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of teams, and how many match. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamList"];
+                };
+            };
+            /** @description Invalid search or paging header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createTeam: {
         parameters: {
             query?: never;
@@ -14152,6 +14238,175 @@ export interface operations {
             };
             /** @description Missing or invalid credentials, or a team key of another team. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every key of the team. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyInfoList"];
+                };
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such team. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Created; key is shown only here. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description The body is not valid JSON, or a field is invalid (the Error names it in `value`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such team or member. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14461,97 +14716,6 @@ export interface operations {
             };
             /** @description The member is already in the group. */
             409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is larger than MAX_JSON_BODY_BYTES. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request headers are too large. */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected error; the Error value holds the request id. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createApiKey: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The team; a team key must belong to it (401 otherwise). */
-                teamId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["CreateApiKeyRequest"];
-            };
-        };
-        responses: {
-            /** @description Created; key is shown only here. */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiKey"];
-                };
-            };
-            /** @description The body is not valid JSON, or a field is invalid (the Error names it in `value`). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid credentials, or a team key of another team. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No such team or member. */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,8 +1,10 @@
 import type { FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { ApiKeyService } from '../../../domain/api-keys/api-key.service.ts';
+import { parseMemberSearch } from '../../../domain/members/member-admin.service.ts';
 import type { MemberService } from '../../../domain/members/member.service.ts';
 import type { TeamService } from '../../../domain/teams/team.service.ts';
 import { requireOperator } from '../../guards.ts';
+import { readPaging } from '../../paging.ts';
 import { json, noContent, type Handler, type HttpRequest, type Route } from '../../types.ts';
 
 export interface AdminRouteDeps {
@@ -26,6 +28,17 @@ export function adminRoutes(deps: AdminRouteDeps): Route[] {
   const param = (request: HttpRequest, name: string) => request.params[name] ?? '';
 
   return [
+    {
+      method: 'GET',
+      pattern: '/v1/admin/teams',
+      // The same `search` query parameter as the member list.
+      handler: operator(async (request) => json(200, await teams.listTeams(readPaging(request), parseMemberSearch(request.query)))),
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/admin/teams/:teamId/api-keys',
+      handler: operator(async (request) => json(200, await teams.listApiKeys(param(request, 'teamId')))),
+    },
     {
       method: 'POST',
       pattern: '/v1/admin/teams',
