@@ -224,7 +224,7 @@ t.test('ShareX DeletionURL: GET shows a page and deletes nothing; its form delet
   t.equal((await cli(['sharex', '--team', team.teamId, '--key', team.key, '--out', out])).code, 0);
   const sxcu = JSON.parse(await readFile(out, 'utf8'));
   const content = pngLike(50_000);
-  const { head, body } = sharexRequest(sxcu, 'R&D <b>draft</b>.png', content, 'image/png');
+  const { head, body } = sharexRequest(sxcu, 'R&D <draft>.png', content, 'image/png');
   const answer = await rawRequest(server, head, body);
   t.equal(answer.status, 201, answer.body.toString());
   const media = JSON.parse(answer.body.toString());
@@ -241,7 +241,7 @@ t.test('ShareX DeletionURL: GET shows a page and deletes nothing; its form delet
     t.equal(page.headers.get('referrer-policy'), 'no-referrer');
     const html = await page.text();
     t.match(html, /<form method="post"><button type="submit">Delete<\/button><\/form>/, 'a button that posts to the same link');
-    t.match(html, /R&#38;D &#60;b&#62;draft&#60;\/b&#62;\.png/, 'the file name, escaped');
+    t.match(html, /R&#38;D &#60;draft&#62;\.png/, 'the file name, escaped');
     t.notMatch(html, /<script/);
   }
   t.same(await teamStorageState(server.databaseUrl, team.teamId), before, 'opening the link twice deleted nothing');
