@@ -51,6 +51,7 @@ import { mediaEditRoutes } from './http/routes/media/media-edit-routes.ts';
 import { uploadRoutes } from './http/routes/media/upload-routes.ts';
 import { uploadUrlRoutes } from './http/routes/media/upload-url-routes.ts';
 import { SignedLinks } from './domain/media/signed-links.ts';
+import { DeletionLinks } from './domain/media/deletion-links.ts';
 import { UPLOAD_URL_KEY_LABEL, UPLOAD_URL_MAX_SECONDS, UploadUrlService } from './domain/upload-urls/upload-url.service.ts';
 import { AdmissionGate } from './limits/admission-gate.ts';
 import { RequestRateLimiter } from './limits/rate-limiter.ts';
@@ -524,10 +525,11 @@ export class Application {
       });
       await this.teamLimitsListener.start();
       const userRoute = userRouteBuilder(services, this.config.maxJsonBodyBytes);
+      const deletionLinks = new DeletionLinks({ secret, publicUrl: this.config.publicUrl });
       const routes = [
         ...adminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...mediaRoutes(services),
-        ...uploadRoutes(services),
+        ...uploadRoutes({ ...services, deletionLinks }),
         ...uploadUrlRoutes({
           ...services,
           uploadUrls: new UploadUrlService({
@@ -541,7 +543,7 @@ export class Application {
         ...folderRoutes(services, this.config),
         ...fileServingRoutes(services, { ...this.config, authSecret: secret }, { servedTraffic: this.servedTraffic }),
         ...libraryRoutes(services, this.config),
-        ...mediaEditRoutes(services, this.config, this.logger),
+        ...mediaEditRoutes(services, this.config, this.logger, deletionLinks),
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
         ...automationRoutes(services, this.config),
         ...teamAdminRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),

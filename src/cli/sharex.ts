@@ -8,7 +8,8 @@ import { parseFolderPath, parseTags } from '../upload/upload-options.ts';
 
 /**
  * A ShareX custom uploader (.sxcu, ShareX 14+ syntax) for a team: multipart to the upload route,
- * the file in the form field `file`, the link from the answer's `publicUrl` (spec 2.1).
+ * the file in the form field `file`, the link from the answer's `publicUrl` (spec 2.1), and the
+ * deletion link ShareX keeps in its history from the answer's `deletionUrl` (asked for with deletionUrl=true).
  */
 export interface SharexUploaderInput {
   publicUrl: string;
@@ -19,7 +20,7 @@ export interface SharexUploaderInput {
 }
 
 export function sharexUploader(input: SharexUploaderInput): Record<string, unknown> {
-  const parameters: Record<string, string> = { public: 'true' };
+  const parameters: Record<string, string> = { public: 'true', deletionUrl: 'true' };
   if (input.folder !== undefined) parameters['folder'] = input.folder;
   if (input.tags !== undefined && input.tags.length > 0) parameters['tags'] = input.tags.join(',');
   return {
@@ -33,6 +34,7 @@ export function sharexUploader(input: SharexUploaderInput): Record<string, unkno
     Body: 'MultipartFormData',
     FileFormName: 'file',
     URL: '{json:publicUrl}',
+    DeletionURL: '{json:deletionUrl}',
     ErrorMessage: '{json:message}',
   };
 }

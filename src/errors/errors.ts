@@ -360,6 +360,13 @@ export function verificationTokenRefused(reason: VerificationTokenRefusal): Serv
   }
 }
 
+/** A deletion link that was altered or made for another file (403), or whose file is already deleted (410). */
+export function deletionLinkRefused(reason: 'invalid' | 'gone'): ServiceError {
+  return reason === 'invalid'
+    ? new ServiceError({ name: 'ForbiddenError', status: 403, messageKey: 'error.media.deletionLinkInvalid', message: 'The deletion link is not valid' })
+    : new ServiceError({ name: 'GoneError', status: 410, messageKey: 'error.media.deletionLinkGone', message: 'The file of this deletion link is already deleted' });
+}
+
 /** An account export link that was altered (403) or is past its hour (410). */
 export function accountExportLinkRefused(reason: 'invalid' | 'expired'): ServiceError {
   return reason === 'invalid'

@@ -74,10 +74,16 @@ function parseFolderId(value: unknown): string {
   return value;
 }
 
-function parseBooleanQuery(value: string): boolean {
+function parseBooleanQuery(value: string, name = 'public'): boolean {
   if (value === 'true') return true;
   if (value === 'false') return false;
-  throw badRequest('public must be true or false', 'public');
+  throw badRequest(`${name} must be true or false`, name);
+}
+
+/** The upload routes' `deletionUrl` query parameter: true asks for a deletion link in the answer (not an upload option: it changes nothing stored). */
+export function parseDeletionUrlOption(query: URLSearchParams): boolean {
+  const value = query.get('deletionUrl');
+  return value === null ? false : parseBooleanQuery(value, 'deletionUrl');
 }
 
 function checkFolderChoice(folderPath: string[] | null, folderId: string | null): void {

@@ -1,8 +1,10 @@
-// The media-upload CLI (clients/typescript/src/cli.ts) as a process, against the real service.
+// The media-upload CLI (clients/typescript/src/cli.ts) as a process, against the real service; and the
+// packed package installed into an empty project, on the machine's Node.js and on the project's.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { accessSync, constants } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import t, { type Test } from 'tap';
 import { repo } from '../helpers/service-process.ts';
 import { startTestServer } from '../helpers/server.ts';
@@ -17,10 +19,10 @@ interface Run {
   stderr: string;
 }
 
-function run(command: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
+function run(command: string, args: string[], env: Record<string, string> = {}, cwd = repo): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
-      cwd: repo,
+      cwd,
       env: { PATH: `${join(repo, 'node_modules', '.bin')}:${process.env.PATH}`, HOME: process.env.HOME ?? '/tmp', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -179,4 +181,138 @@ t.test('on a terminal: an overall progress bar and one per large file; none with
   t.equal(json.code, 0);
   t.notMatch(json.stdout, /all files/, 'no bars with --json');
   t.equal(jsonLines(json.stdout.replaceAll('\r', '')).length, 3);
+});
+
+t.test('list: a page of the team\'s files, filtered by folder, tags, search and type, as lines or JSON', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('CliList');
+  const { dir } = await screenshots(t, 4);
+  const stored = await mediaUpload([join(dir, 'shot-1.png'), join(dir, 'shot-2.png'), '--url', server.baseUrl, '--team', team.teamId, '--key', team.key,
+    '--folder', 'eu-1/round 3', '--tags', 'listed,round:3', '--json']);
+  t.equal(stored.code, 0, stored.stderr);
+  const inFolder = jsonLines(stored.stdout).map((line) => line.id).sort();
+  const loose = await mediaUpload([join(dir, 'shot-3.png'), '--url', server.baseUrl, '--team', team.teamId, '--key', team.key, '--private', '--json']);
+  t.equal(loose.code, 0, loose.stderr);
+  const privateId = jsonLines(loose.stdout)[0].id;
+  const env = { MEDIA_URL: server.baseUrl, MEDIA_TEAM: team.teamId, MEDIA_KEY: team.key };
+
+  const all = await mediaUpload(['list'], env);
+  t.equal(all.code, 0, all.stderr);
+  const lines = all.stdout.trim().split('\n');
+  t.equal(lines.length, 3, 'a line per file');
+  t.match(lines.find((line) => line.startsWith(privateId)), /shot-3\.png\s+private$/, 'a private file says so');
+  t.ok(lines.filter((line) => !line.startsWith(privateId)).every((line) => /shot-[12]\.png\s+http:\/\/\S+\/media\/team\//.test(line)), 'public files with their link');
+  t.match(all.stderr, /page 1 of 1: 3 of 3 files/);
+
+  const folder = await mediaUpload(['list', '--folder', 'eu-1/round 3', '--json'], env);
+  t.equal(folder.code, 0, folder.stderr);
+  const folderList = JSON.parse(folder.stdout);
+  t.same(folderList.media.map((file: any) => file.id).sort(), inFolder, '--folder PATH: the files of that folder');
+  t.equal(folderList.totalCount, 2);
+  t.type(folderList.usedTeamStorage, 'number', 'the service\'s answer as it is');
+  const parent = JSON.parse((await mediaUpload(['list', '--folder', 'eu-1', '--json'], env)).stdout);
+  t.equal(parent.totalCount, 0, 'not the files of its subfolders');
+  const withSubfolders = JSON.parse((await mediaUpload(['list', '--folder', 'eu-1', '--subfolders', '--json'], env)).stdout);
+  t.equal(withSubfolders.totalCount, 2, '--subfolders: theirs too');
+  const noFolder = JSON.parse((await mediaUpload(['list', '--folder-id', 'none', '--json'], env)).stdout);
+  t.same(noFolder.media.map((file: any) => file.id), [privateId], '--folder-id none: files in no folder');
+  const tagged = JSON.parse((await mediaUpload(['list', '--tags', 'round:3,listed', '--json'], env)).stdout);
+  t.equal(tagged.totalCount, 2, '--tags');
+  const searched = JSON.parse((await mediaUpload(['list', '--search', 'shot-3', '--type', 'image', '--json'], env)).stdout);
+  t.same(searched.media.map((file: any) => file.id), [privateId], '--search and --type');
+
+  const page2 = await mediaUpload(['list', '--page', '2', '--page-size', '2'], env);
+  t.equal(page2.code, 0, page2.stderr);
+  t.equal(page2.stdout.trim().split('\n').length, 1, 'the second page of two');
+  t.match(page2.stderr, /page 2 of 2: 1 of 3 files/);
+  t.match((await mediaUpload(['list', '--page-size', '2'], env)).stderr, /page 1 of 2: 2 of 3 files \(next: --page 2\)/);
+
+  const missing = await mediaUpload(['list', '--folder', 'nowhere'], env);
+  t.equal(missing.code, 1);
+  t.match(missing.stderr, /no folder nowhere/);
+  const refused = await mediaUpload(['list', '--page-size', '100000'], env);
+  t.equal(refused.code, 1, 'the service\'s refusal');
+  t.match(refused.stderr, /pageSize.* \(400 /);
+  const wrongKey = await mediaUpload(['list'], { ...env, MEDIA_KEY: 'tws_wrong' });
+  t.equal(wrongKey.code, 1);
+  t.match(wrongKey.stderr, /\(401 error\.unauthorized\)/);
+  for (const [args, reason] of [
+    [['--type', 'gif'], /--type must be one of/],
+    [['--page', '0'], /--page must be a whole number from 1/],
+    [['--folder', 'a', '--folder-id', 'none'], /exclude each other/],
+    [['--subfolders'], /--subfolders needs --folder/],
+    [['stray'], /unexpected argument stray/],
+  ] as const) {
+    const usage = await mediaUpload(['list', ...args], env);
+    t.equal(usage.code, 2, `${args.join(' ')}: a usage error`);
+    t.match(usage.stderr, reason);
+  }
+  const help = await mediaUpload(['list', '--help']);
+  t.equal(help.code, 0);
+  t.match(help.stdout, /Usage: media-upload list/);
+});
+
+/** The first `node` on PATH outside any node_modules/.bin: the machine's Node.js, as a user's shell finds it. */
+function machineNode(): { node: string; path: string } {
+  const path = (process.env.PATH ?? '').split(delimiter).filter((dir) => dir && !dir.includes('node_modules')).join(delimiter);
+  for (const dir of path.split(delimiter)) {
+    try {
+      accessSync(join(dir, 'node'), constants.X_OK);
+      return { node: join(dir, 'node'), path };
+    } catch {}
+  }
+  throw new Error('no node on PATH outside node_modules');
+}
+
+t.test('the packed package works installed into an empty project, and the checkout\'s bin, on the machine\'s Node.js and the project\'s', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('CliPacked');
+  const work = await mkdtemp(join(tmpdir(), 'media-client-pack-'));
+  t.teardown(() => rm(work, { recursive: true, force: true }));
+  const machine = machineNode();
+  const versions = { machine: (await run(machine.node, ['--version'])).stdout.trim(), project: (await run(node, ['--version'])).stdout.trim() };
+  t.comment(`machine Node.js ${versions.machine} (${machine.node}), project Node.js ${versions.project}`);
+
+  // npm pack runs the package's prepack script (the build), as npm publish would.
+  const packed = await run('npm', ['pack', '--pack-destination', work, '--ignore-scripts=false'], {}, join(repo, 'clients', 'typescript'));
+  t.equal(packed.code, 0, packed.stderr);
+  const tarball = (await readdir(work)).find((name) => name.endsWith('.tgz'));
+  t.ok(tarball, 'a tarball');
+  const project = join(work, 'project');
+  await mkdir(project);
+  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  // From the local tarball; its dependencies from npm's cache where it has them (the repository's install put them there).
+  const installed = await run('npm', ['install', join(work, tarball!), '--prefer-offline', '--no-audit', '--no-fund'], {}, project);
+  t.equal(installed.code, 0, `npm install of the tarball: ${installed.stderr}`);
+
+  const { dir, contents } = await screenshots(t, 2);
+  const env = { MEDIA_URL: server.baseUrl, MEDIA_TEAM: team.teamId, MEDIA_KEY: team.key };
+  const importScript = `const { MediaClient } = await import('@media-upload/client');
+    const client = new MediaClient({ baseUrl: process.env.MEDIA_URL, teamId: process.env.MEDIA_TEAM, apiKey: process.env.MEDIA_KEY });
+    const stored = await client.upload(process.argv[1]);
+    const list = await client.listMedia({ search: stored.fileName });
+    console.log(JSON.stringify({ id: stored.id, listed: list.media.map((file) => file.id) }));`;
+  const bins = [
+    { name: 'the installed package\'s bin', bin: join(project, 'node_modules', '.bin', 'media-upload'), cwd: project },
+    { name: 'the checkout\'s bin', bin: join(repo, 'node_modules', '.bin', 'media-upload'), cwd: repo },
+  ];
+  for (const [which, runtime, path] of [['machine', machine.node, machine.path], ['project', node, `${join(repo, 'node_modules', '.bin')}${delimiter}${machine.path}`]] as const) {
+    const label = `${which} Node.js ${versions[which]}`;
+    const imported = await run(runtime, ['--input-type=module', '-e', importScript, join(dir, 'shot-1.png')], { ...env, PATH: path }, project);
+    t.equal(imported.code, 0, `${label}: import('@media-upload/client') from the installed package (${imported.stderr})`);
+    const result = JSON.parse(imported.stdout);
+    t.ok(result.listed.includes(result.id), `${label}: upload and listMedia through the import`);
+
+    for (const { name, bin, cwd } of bins) {
+      // Run as a shell runs it: the bin's `#!/usr/bin/env node` finds the first node on PATH.
+      const upload = await run(bin, [join(dir, 'shot-0.png'), '--json'], { ...env, PATH: path }, cwd);
+      t.equal(upload.code, 0, `${label}, ${name}: upload (${upload.stderr})`);
+      t.match(jsonLines(upload.stdout)[0], { ok: true, size: contents.get('shot-0.png')!.length }, `${label}, ${name}: stored`);
+      const globbed = await run(bin, [join(dir, '*.png'), '--json'], { ...env, PATH: path }, cwd);
+      t.equal(jsonLines(globbed.stdout).length, 2, `${label}, ${name}: a glob expands`);
+      const listed = await run(bin, ['list', '--search', 'shot-0', '--json'], { ...env, PATH: path }, cwd);
+      t.equal(listed.code, 0, `${label}, ${name}: list (${listed.stderr})`);
+      t.ok(JSON.parse(listed.stdout).media.some((file: any) => file.id === jsonLines(upload.stdout)[0].id), `${label}, ${name}: lists the upload`);
+    }
+  }
 });

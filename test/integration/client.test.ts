@@ -335,3 +335,18 @@ async function recordingRelay(t: Test, server: TestServer): Promise<{ baseUrl: s
   });
   return { baseUrl: `http://127.0.0.1:${(relay.address() as { port: number }).port}`, text: () => Buffer.concat(chunks).toString('latin1') };
 }
+
+t.test('upload with deletionUrl: true answers a deletion link, which deletes the file once', async (t) => {
+  const server = await startTestServer(t);
+  const team = await server.createTeam('ClientDeletionLink');
+  const client = clientFor(server, team);
+  const plain = await client.upload(pngLike(1000), { name: 'kept.png' });
+  t.equal(plain.deletionUrl, undefined, 'not asked: none');
+  const stored = await client.upload(pngLike(2000), { name: 'gone.png', deletionUrl: true });
+  t.match(stored.deletionUrl, new RegExp(`/v1/cdn/media/${team.teamId}/deletion-links/${stored.id}\\?signature=`), 'asked: the link');
+  const deleted = await fetch(stored.deletionUrl!, { method: 'DELETE' });
+  t.equal(deleted.status, 200);
+  t.same(await deleted.json(), { deleted: stored.id, usedTeamStorage: 1000 }, 'its storage freed');
+  t.same((await client.listMedia()).media.map((file) => file.id), [plain.id], 'the other file stays');
+  t.equal((await fetch(stored.deletionUrl!, { method: 'DELETE' })).status, 410, 'once');
+});

@@ -9,7 +9,7 @@ import t from 'tap';
 import { connectPg } from '../helpers/database.ts';
 import { repo } from '../helpers/service-process.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { pngLike } from '../helpers/uploads.ts';
+import { pngLike, teamStorageState, uploadMultipart } from '../helpers/uploads.ts';
 
 // The client recipes of docs/clients.md, sent as those clients send them.
 
@@ -114,8 +114,10 @@ t.test('ShareX: the cli writes a .sxcu; what ShareX sends for it lands, and its 
     Body: 'MultipartFormData',
     FileFormName: 'file',
     URL: '{json:publicUrl}',
+    DeletionURL: '{json:deletionUrl}',
     ErrorMessage: '{json:message}',
   });
+  t.equal(sxcu.Parameters.deletionUrl, 'true', 'asks for a deletion link');
 
   const content = pngLike(4096);
   const { head, body } = sharexRequest(sxcu, 'firefox_Xk2mP9qLw1.png', content, 'image/png');
@@ -142,7 +144,7 @@ t.test('ShareX cli: --key, and what it refuses', async (t) => {
   t.equal(made.code, 0, { stderr: made.stderr });
   const sxcu = JSON.parse(await readFile(out, 'utf8'));
   t.same(sxcu.Headers, { Authorization: `Bearer ${team.key}` });
-  t.same(sxcu.Parameters, { public: 'true' });
+  t.same(sxcu.Parameters, { public: 'true', deletionUrl: 'true' });
   t.equal(JSON.parse(made.stdout).createdKeyId, undefined, 'no key created');
 
   const other = await server.createTeam('Bravo');
@@ -206,4 +208,118 @@ t.test('curl and Flameshot recipes', { skip: existsSync('/usr/bin/curl') ? false
   const fromStdin = JSON.parse(piped.stdout);
   t.match(fromStdin, { fileName: 'flameshot.png', contentType: 'image/png', publicUrl: String });
   t.same(Buffer.from(await (await fetch(fromStdin.publicUrl)).arrayBuffer()), content);
+});
+
+/** A deletion link used as a browser does: GET the page, then submit its form (a POST to the same address, no body). */
+function browserRequest(method: 'GET' | 'POST', link: string): Promise<Response> {
+  return fetch(link, {
+    method,
+    headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', ...(method === 'POST' && { 'content-type': 'application/x-www-form-urlencoded' }) },
+    ...(method === 'POST' && { body: '' }),
+  });
+}
+
+t.test('ShareX DeletionURL: GET shows a page and deletes nothing; its form deletes the file once and frees its storage', async (t) => {
+  const out = join(work, 'deleting.sxcu');
+  t.equal((await cli(['sharex', '--team', team.teamId, '--key', team.key, '--out', out])).code, 0);
+  const sxcu = JSON.parse(await readFile(out, 'utf8'));
+  const content = pngLike(50_000);
+  const { head, body } = sharexRequest(sxcu, 'R&D <draft>.png', content, 'image/png');
+  const answer = await rawRequest(server, head, body);
+  t.equal(answer.status, 201, answer.body.toString());
+  const media = JSON.parse(answer.body.toString());
+  const link = sharexSyntax(sxcu.DeletionURL, answer.body.toString());
+  t.match(link, new RegExp(`^${server.baseUrl}/v1/cdn/media/${team.teamId}/deletion-links/${media.id}\\?signature=[\\w-]{43}$`), 'ShareX extracts the deletion link');
+  const before = await teamStorageState(server.databaseUrl, team.teamId);
+
+  for (let i = 0; i < 2; i++) {
+    const page = await browserRequest('GET', link);
+    t.equal(page.status, 200, 'GET: the confirmation page');
+    t.match(page.headers.get('content-type'), /^text\/html/);
+    t.match(page.headers.get('content-security-policy'), /default-src 'none'/, 'a strict CSP');
+    t.notMatch(page.headers.get('content-security-policy'), /script-src/, 'no script at all');
+    t.equal(page.headers.get('referrer-policy'), 'no-referrer');
+    const html = await page.text();
+    t.match(html, /<form method="post"><button type="submit">Delete<\/button><\/form>/, 'a button that posts to the same link');
+    t.match(html, /R&#38;D &#60;draft&#62;\.png/, 'the file name, escaped');
+    t.notMatch(html, /<script/);
+  }
+  t.same(await teamStorageState(server.databaseUrl, team.teamId), before, 'opening the link twice deleted nothing');
+  t.equal((await fetch(media.publicUrl)).status, 200, 'the file is still served');
+
+  const confirmed = await browserRequest('POST', link);
+  t.equal(confirmed.status, 200, 'the form deletes');
+  t.match(confirmed.headers.get('content-type'), /^text\/html/, 'and answers a page');
+  t.match(await confirmed.text(), /File deleted/);
+  const after = await teamStorageState(server.databaseUrl, team.teamId);
+  t.equal(after.files, before.files - 1, 'the file is gone');
+  t.equal(after.usedStorage, before.usedStorage - content.length, 'its storage is freed');
+  t.equal((await fetch(media.publicUrl)).status, 404, 'its link no longer serves it');
+
+  for (const method of ['POST', 'GET', 'DELETE'] as const) {
+    const again = await fetch(link, { method });
+    t.equal(again.status, 410, `${method} after the deletion: 410`);
+    t.match(await again.json(), { name: 'GoneError', status: 410, messageKey: 'error.media.deletionLinkGone', message: String }, 'in the error body');
+  }
+});
+
+t.test('deletionUrl on the upload routes: only when asked; DELETE deletes that one file once; an altered link or another file\'s is refused', async (t) => {
+  const other = await server.createTeam('DeletionOther');
+  const upload = (query: string) => uploadMultipart(server, team.teamId, team.key, { fileName: 'shot.png', contentType: 'image/png', content: pngLike(10_000) }, query);
+  const plain = await upload('');
+  t.equal(plain.status, 201);
+  t.notOk('deletionUrl' in plain.body, 'not asked: no deletion link');
+  t.notOk('deletionUrl' in (await upload('deletionUrl=false')).body, 'deletionUrl=false: none');
+  const invalid = await upload('deletionUrl=yes');
+  t.equal(invalid.status, 400);
+  t.match(invalid.body, { messageKey: 'error.badRequest', value: 'deletionUrl' });
+
+  const first = await upload('deletionUrl=true');
+  const second = await upload('deletionUrl=true');
+  t.match(first.body.deletionUrl, /\/deletion-links\/.+\?signature=/, 'asked: the answer carries the link');
+  const json = await server.media('POST', `/v1/cdn/media/${team.teamId}/upload?deletionUrl=true`, team.key,
+    { body: { file: pngLike(300).toString('base64'), fileName: 'json.png' } });
+  t.equal(json.status, 201);
+  t.match(json.body.deletionUrl, new RegExp(`/deletion-links/${json.body.id}\\?signature=`), 'the JSON route too');
+  const otherFile = await uploadMultipart(server, other.teamId, other.key, { fileName: 'o.png', contentType: 'image/png', content: pngLike(1000) }, 'deletionUrl=true');
+
+  const firstLink = new URL(first.body.deletionUrl);
+  const signature = firstLink.searchParams.get('signature')!;
+  const refusedLinks: Array<[string, string]> = [
+    ['the signature altered', `${firstLink.origin}${firstLink.pathname}?signature=${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`],
+    ['no signature', `${firstLink.origin}${firstLink.pathname}`],
+    ['its signature on another file', `${firstLink.origin}${firstLink.pathname.replace(first.body.id, second.body.id)}?signature=${signature}`],
+    ['its signature on another team\'s file', `${firstLink.origin}/v1/cdn/media/${other.teamId}/deletion-links/${otherFile.body.id}?signature=${signature}`],
+    ['another file\'s signature on it', `${firstLink.origin}${firstLink.pathname}?signature=${new URL(second.body.deletionUrl).searchParams.get('signature')}`],
+    ['not an id', `${firstLink.origin}/v1/cdn/media/${team.teamId}/deletion-links/nope?signature=${signature}`],
+  ];
+  const before = await teamStorageState(server.databaseUrl, team.teamId);
+  for (const [what, link] of refusedLinks) {
+    for (const method of ['DELETE', 'POST', 'GET']) {
+      const refused = await fetch(link, { method });
+      t.equal(refused.status, 403, `${what}, ${method}: 403`);
+      t.match(await refused.json(), { name: 'ForbiddenError', messageKey: 'error.media.deletionLinkInvalid' });
+    }
+  }
+  t.same(await teamStorageState(server.databaseUrl, team.teamId), before, 'nothing deleted by a refused link');
+  t.equal((await teamStorageState(server.databaseUrl, other.teamId)).files, 1, 'nor in the other team');
+
+  const deleted = await fetch(first.body.deletionUrl, { method: 'DELETE' });
+  t.equal(deleted.status, 200);
+  const deletion = await deleted.json();
+  t.same(deletion, { deleted: first.body.id, usedTeamStorage: before.usedStorage - 10_000 }, 'the deletion answer, with the freed storage');
+  const after = await teamStorageState(server.databaseUrl, team.teamId);
+  t.equal(after.usedStorage, before.usedStorage - 10_000, 'usedTeamStorage drops by the file');
+  t.equal(after.files, before.files - 1, 'that one file');
+  t.equal((await server.media('GET', `/v1/cdn/media/${team.teamId}/${second.body.id}`, team.key)).status, 200, 'the other file stays');
+  const again = await fetch(first.body.deletionUrl, { method: 'DELETE' });
+  t.equal(again.status, 410, 'a second use is refused');
+  t.match(await again.json(), { messageKey: 'error.media.deletionLinkGone' });
+
+  // A file deleted another way: its link stops working too.
+  t.equal((await server.media('DELETE', `/v1/cdn/media/${team.teamId}/delete/${json.body.id}`, team.key)).status, 200);
+  t.equal((await fetch(json.body.deletionUrl, { method: 'DELETE' })).status, 410, 'the link of a file already deleted: 410');
+  const programmatic = await fetch(second.body.deletionUrl, { method: 'POST' });
+  t.equal(programmatic.status, 200, 'POST without Accept: text/html');
+  t.match(await programmatic.json(), { deleted: second.body.id }, 'answers the JSON of DELETE');
 });

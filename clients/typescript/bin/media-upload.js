@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-// The TypeScript source where it is present (this repository, a file: dependency; Node >= 22.18 strips
-// the types), the compiled dist/ otherwise (a packed package, whose files are only bin/ and dist/).
+// The compiled CLI (dist/), on every supported Node.js (20 and later). dist/ is built before the package is
+// packed (prepack), and in the repository by `npm install` / `npm ci` (the root's prepare script).
 import { existsSync } from 'node:fs';
 
-const source = new URL('../src/cli.ts', import.meta.url);
-await import(existsSync(source) ? source.href : new URL('../dist/cli.js', import.meta.url).href);
+const cli = new URL('../dist/cli.js', import.meta.url);
+if (!existsSync(cli)) {
+  process.stderr.write('media-upload: the client is not built (no dist/cli.js); run `npm run build` in its folder, or `npm install` in the repository\n');
+  process.exit(1);
+}
+await import(cli.href);

@@ -1,5 +1,6 @@
-import { glob, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { glob } from 'tinyglobby';
 
 export interface ListedFile {
   path: string;
@@ -8,7 +9,7 @@ export interface ListedFile {
 
 /**
  * The files named by the CLI's arguments, in order and once each: a file as is, a folder's files
- * (recursively), anything else as a glob pattern (node:fs glob). Throws when an argument names nothing.
+ * (recursively), anything else as a glob pattern (tinyglobby; node:fs glob needs Node 22). Throws when an argument names nothing.
  */
 export async function listFiles(patterns: string[]): Promise<ListedFile[]> {
   const seen = new Set<string>();
@@ -28,8 +29,10 @@ export async function listFiles(patterns: string[]): Promise<ListedFile[]> {
 async function expand(pattern: string): Promise<ListedFile[]> {
   const direct = await stat(pattern).catch(() => undefined);
   if (direct?.isFile()) return [{ path: pattern, size: direct.size }];
-  const matches: string[] = [];
-  for await (const match of glob(direct?.isDirectory() ? join(pattern, '**', '*') : pattern)) matches.push(match);
+  // A folder is walked from inside, so characters of its name that are special in globs stay literal.
+  const matches = direct?.isDirectory()
+    ? (await glob('**/*', { cwd: pattern, expandDirectories: false })).map((match) => join(pattern, match))
+    : await glob(pattern, { absolute: isAbsolute(pattern), expandDirectories: false });
   matches.sort();
   const files: ListedFile[] = [];
   for (const path of matches) {

@@ -90,11 +90,13 @@ function pathParameters(pattern: string): z.ZodObject | undefined {
 function responses(doc: OperationDoc): ZodOpenApiResponsesObject {
   const result: Record<string, ZodOpenApiResponseObject> = {};
   for (const [status, response] of Object.entries(doc.responses)) {
-    const content = response.schema
-      ? { 'application/json': { schema: response.schema } }
-      : response.content
-        ? Object.fromEntries(Object.entries(response.content).map(([type, schema]) => [type, { schema }]))
-        : undefined;
+    // A JSON body, other media types, or both (an answer that depends on Accept).
+    const content = response.schema || response.content
+      ? {
+        ...(response.schema && { 'application/json': { schema: response.schema } }),
+        ...Object.fromEntries(Object.entries(response.content ?? {}).map(([type, schema]) => [type, { schema }])),
+      }
+      : undefined;
     const headers = response.headers ?? (doc.access === 'teamApiKey' || doc.access === 'sessionToken' ? rateLimitHeaders : undefined);
     result[status] = { description: response.description, ...(content && { content }), ...(headers && { headers }) };
   }

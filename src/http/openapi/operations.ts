@@ -41,7 +41,7 @@ export interface ResponseDoc {
   description: string;
   /** A JSON body; omit for an answer without one. */
   schema?: z.ZodType;
-  /** Non-JSON answers: media type to its schema (e.g. text/html). */
+  /** Non-JSON answers: media type to its schema (e.g. text/html); beside `schema` when the answer depends on Accept. */
   content?: Record<string, z.ZodType>;
   headers?: z.ZodObject;
 }
@@ -135,12 +135,17 @@ const paging = z.object({
   pageSize: z.int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE).meta({ description: `Items per page, 1-${MAX_PAGE_SIZE}.`, param: { id: 'PageSize' } }),
 });
 
+const deletionUrlQuery = z.boolean().optional().meta({
+  description: 'true: the answer carries `deletionUrl`, a link that deletes this file without a key (ShareX\'s DeletionURL). Default false.',
+});
+
 const uploadQuery = z.object({
   public: uploadOptionSchemas.public.optional().meta({ description: 'Visibility; default true, or the target folder\'s defaultPublic.' }),
   fileName: uploadOptionSchemas.fileName.optional().meta({ description: 'Stored file name; default the uploaded file\'s name.' }),
   folder: uploadOptionSchemas.folder.optional(),
   folderId: uploadOptionSchemas.folderId.optional(),
   tags: uploadOptionSchemas.tagList.optional(),
+  deletionUrl: deletionUrlQuery,
 });
 
 const multipartUpload = z.object({
@@ -187,6 +192,51 @@ const UPLOAD_ERRORS = {
 
 const mediaBase = '/v1/cdn/media/:teamId';
 
+/** The deletion link of one file (asked for with deletionUrl=true on an upload): no key, its signature is the access. */
+function deletionLinkOperations(): Record<string, OperationDoc> {
+  const pattern = `${mediaBase}/deletion-links/:mediaId`;
+  const query = z.object({ signature: z.string().meta({ description: 'Part of the deletion link.' }) });
+  const refusals = {
+    403: 'The link is altered, or made for another file (messageKey error.media.deletionLinkInvalid).',
+    410: 'The file is already deleted: by this link before, or otherwise (messageKey error.media.deletionLinkGone).',
+  };
+  const deleted = { 200: { description: 'Deleted; its storage is freed.', schema: mediaDeletionSchema } };
+  return {
+    [`GET ${pattern}`]: {
+      operationId: 'confirmDeletionLink',
+      summary: 'A page asking to delete the file (deletes nothing)',
+      description: 'The `deletionUrl` of an upload answer, opened in a browser: a small HTML page with the file\'s name and a Delete button, '
+        + 'a form that POSTs to the same link. A link preview or a crawler fetching the link deletes nothing. The links do not expire; '
+        + 'changing AUTH_SECRET voids them all.',
+      tag: 'media',
+      access: 'public',
+      query,
+      responses: { 200: { description: 'The confirmation page.', content: { 'text/html': text('HTML') } } },
+      errors: refusals,
+    },
+    [`POST ${pattern}`]: {
+      operationId: 'useDeletionLinkForm',
+      summary: 'Delete the file (the confirmation page\'s form)',
+      description: 'Deletes the file, as DELETE does. With `Accept: text/html` (a browser\'s form) the answer is a page saying so; otherwise the JSON of DELETE.',
+      tag: 'media',
+      access: 'public',
+      query,
+      responses: { 200: { description: 'Deleted; its storage is freed.', schema: mediaDeletionSchema, content: { 'text/html': text('HTML') } } },
+      errors: refusals,
+    },
+    [`DELETE ${pattern}`]: {
+      operationId: 'useDeletionLink',
+      summary: 'Delete the file of a deletion link',
+      description: 'Deletes the one file the link was made for and frees its storage, once: a second use answers 410.',
+      tag: 'media',
+      access: 'public',
+      query,
+      responses: deleted,
+      errors: refusals,
+    },
+  };
+}
+
 const mediaOperations: Record<string, OperationDoc> = {
   [`POST ${mediaBase}/upload/file`]: {
     operationId: 'uploadMediaMultipart',
@@ -208,6 +258,7 @@ const mediaOperations: Record<string, OperationDoc> = {
     description: `${teamRoute('team.media.upload')} A key with scope media:upload may call it. A file is private unless told otherwise; above about 100 MB use multipart.`,
     tag: 'media',
     access: 'teamApiKey',
+    query: z.object({ deletionUrl: deletionUrlQuery }),
     headers: idempotencyHeaders,
     bodyContent: { 'application/json': jsonUpload },
     bodyRequired: true,
@@ -264,6 +315,7 @@ const mediaOperations: Record<string, OperationDoc> = {
     responses: { 200: { description: 'Deleted.', schema: mediaDeletionSchema } },
     errors: { 404: 'No such file in the team.' },
   },
+  ...deletionLinkOperations(),
   [`POST ${mediaBase}/bulk`]: {
     operationId: 'bulkMedia',
     summary: 'One action on up to 100 files',

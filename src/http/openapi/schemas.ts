@@ -136,7 +136,13 @@ export const mediaFileSchema = z
   .meta({ id: 'MediaFile' });
 
 export const uploadedMediaFileSchema = mediaFileSchema
-  .extend({ usedTeamStorage: bytes.meta({ description: 'Bytes the team uses after this upload (storage shared with other team files).' }) })
+  .extend({
+    usedTeamStorage: bytes.meta({ description: 'Bytes the team uses after this upload (storage shared with other team files).' }),
+    deletionUrl: z.string().optional().meta({
+      description: 'Only when the upload asked with `deletionUrl=true` (the two upload routes): a link that deletes this one file, '
+        + 'without a key and without expiry (see GET /v1/cdn/media/{teamId}/deletion-links/{mediaId}).',
+    }),
+  })
   .meta({ id: 'UploadedMediaFile', description: 'The media file shape of the upload answers.' });
 
 export const mediaListSchema = z

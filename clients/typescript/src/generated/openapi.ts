@@ -121,6 +121,34 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/cdn/media/{teamId}/deletion-links/{mediaId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page asking to delete the file (deletes nothing)
+         * @description The `deletionUrl` of an upload answer, opened in a browser: a small HTML page with the file's name and a Delete button, a form that POSTs to the same link. A link preview or a crawler fetching the link deletes nothing. The links do not expire; changing AUTH_SECRET voids them all.
+         */
+        get: operations["confirmDeletionLink"];
+        put?: never;
+        /**
+         * Delete the file (the confirmation page's form)
+         * @description Deletes the file, as DELETE does. With `Accept: text/html` (a browser's form) the answer is a page saying so; otherwise the JSON of DELETE.
+         */
+        post: operations["useDeletionLinkForm"];
+        /**
+         * Delete the file of a deletion link
+         * @description Deletes the one file the link was made for and frees its storage, once: a second use answers 410.
+         */
+        delete: operations["useDeletionLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cdn/media/{teamId}/bulk": {
         parameters: {
             query?: never;
@@ -2920,6 +2948,8 @@ export type components = {
             updatedAt: string;
             /** @description Bytes the team uses after this upload (storage shared with other team files). */
             usedTeamStorage: number;
+            /** @description Only when the upload asked with `deletionUrl=true` (the two upload routes): a link that deletes this one file, without a key and without expiry (see GET /v1/cdn/media/{teamId}/deletion-links/{mediaId}). */
+            deletionUrl?: string;
         };
         /** @description The error body of every 4xx and 5xx answer. */
         Error: {
@@ -3971,6 +4001,8 @@ export interface operations {
                 folder?: string;
                 folderId?: string;
                 tags?: string;
+                /** @description true: the answer carries `deletionUrl`, a link that deletes this file without a key (ShareX's DeletionURL). Default false. */
+                deletionUrl?: boolean;
             };
             header?: {
                 /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
@@ -4140,7 +4172,10 @@ export interface operations {
     };
     uploadMediaJson: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: the answer carries `deletionUrl`, a link that deletes this file without a key (ShareX's DeletionURL). Default false. */
+                deletionUrl?: boolean;
+            };
             header?: {
                 /** @description Makes a retry safe: the same key from the same team on the same route with the same request within 24 hours answers the first answer again (with Idempotent-Replayed: true), storing and counting nothing more. 1-255 printable ASCII characters. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4708,6 +4743,256 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    confirmDeletionLink: {
+        parameters: {
+            query: {
+                /** @description Part of the deletion link. */
+                signature: string;
+            };
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description A media file of the team. */
+                mediaId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The confirmation page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link is altered, or made for another file (messageKey error.media.deletionLinkInvalid). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is already deleted: by this link before, or otherwise (messageKey error.media.deletionLinkGone). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    useDeletionLinkForm: {
+        parameters: {
+            query: {
+                /** @description Part of the deletion link. */
+                signature: string;
+            };
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description A media file of the team. */
+                mediaId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; its storage is freed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaDeletion"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link is altered, or made for another file (messageKey error.media.deletionLinkInvalid). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is already deleted: by this link before, or otherwise (messageKey error.media.deletionLinkGone). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    useDeletionLink: {
+        parameters: {
+            query: {
+                /** @description Part of the deletion link. */
+                signature: string;
+            };
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description A media file of the team. */
+                mediaId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; its storage is freed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaDeletion"];
+                };
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link is altered, or made for another file (messageKey error.media.deletionLinkInvalid). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is already deleted: by this link before, or otherwise (messageKey error.media.deletionLinkGone). */
+            410: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -2,11 +2,13 @@ import type { Config } from '../../../config/config.ts';
 import type { Services } from '../../../app.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import { createCdnPurger } from '../../../domain/media/cdn-purge.ts';
+import type { DeletionLinks } from '../../../domain/media/deletion-links.ts';
 import { bulkPermission, MediaEditService } from '../../../domain/media/media-edit.service.ts';
 import { forbidden } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { createLogger, type Logger } from '../../../logging/logger.ts';
 import { authorizeMedia, type MediaGrant } from '../../guards.ts';
+import { deletionLinkRoutes } from './deletion-link-routes.ts';
 import { json, type HttpRequest, type Route } from '../../types.ts';
 
 const edit = { permission: Permission.mediaEdit };
@@ -16,9 +18,12 @@ const remove = { permission: Permission.mediaDelete };
  * Spec 4.6-4.8: update, delete and bulk actions on media files.
  *
  * `logger` receives failed object removals and CDN purges; without one the
- * routes log through their own logger at the configured level.
+ * routes log through their own logger at the configured level. With `deletionLinks`, the deletion
+ * links' routes (deletion-link-routes.ts) delete through the same service.
  */
-export function mediaEditRoutes(services: Services, config: Config, logger: Logger = createLogger(config.logLevel)): Route[] {
+export function mediaEditRoutes(
+  services: Services, config: Config, logger: Logger = createLogger(config.logLevel), deletionLinks: DeletionLinks | null = null,
+): Route[] {
   const log = logger.child({ component: 'media-edit' });
   const edits = new MediaEditService({
     orm: services.orm,
@@ -73,5 +78,6 @@ export function mediaEditRoutes(services: Services, config: Config, logger: Logg
         return json(200, await edits.bulk(principal.teamId, principal.permissions, body), headers);
       },
     },
+    ...(deletionLinks ? deletionLinkRoutes({ orm: services.orm, links: deletionLinks, edits }) : []),
   ];
 }

@@ -3,6 +3,7 @@ import type { Authenticator } from '../../../auth/authenticator.ts';
 import { Permission, Scope } from '../../../auth/permissions.ts';
 import type { Principal } from '../../../auth/principal.ts';
 import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
+import type { DeletionLinks } from '../../../domain/media/deletion-links.ts';
 import type { IdempotencyClaim, IdempotencyKeys, StoredAnswer } from '../../../domain/idempotency/idempotency-keys.ts';
 import type { UploadCommitter } from '../../../domain/uploads/upload-commit.ts';
 import { badRequest, idempotencyKeyReused } from '../../../errors/errors.ts';
@@ -13,7 +14,7 @@ import type { Metrics, UploadOutcome } from '../../../observability/metrics.ts';
 import { StorageError } from '../../../storage/object-store.ts';
 import { JsonUploadParser } from '../../../upload/parsers/json-upload-parser.ts';
 import { MultipartParser, multipartBoundary } from '../../../upload/parsers/multipart-parser.ts';
-import { parseMultipartOptions, type UploadOptions } from '../../../upload/upload-options.ts';
+import { parseDeletionUrlOption, parseMultipartOptions, type UploadOptions } from '../../../upload/upload-options.ts';
 import type { PreparedUpload, UploadRoute, UploadService } from '../../../upload/upload-service.ts';
 import type { CommittedUpload } from '../../../upload/upload-target.ts';
 import { MediaUploadTarget } from '../../../upload/media-upload-target.ts';
@@ -182,8 +183,14 @@ export function uploadRunner(deps: Omit<UploadRouteDeps, 'authenticator' | 'rate
  * headers is decided before the admission gate; while an upload waits for a
  * slot its socket stays paused and no body byte is read.
  */
-export function uploadRoutes(deps: UploadRouteDeps): Route[] {
+export function uploadRoutes(deps: UploadRouteDeps & { deletionLinks: DeletionLinks }): Route[] {
   const upload = uploadRunner(deps);
+  /** A 201 answer with the file's deletion link added, when the request asked for one (`deletionUrl=true`). */
+  const answer = (result: HttpResult, teamId: string, asked: boolean): HttpResult => {
+    if (!asked || result.status !== 201 || typeof result.body !== 'object' || result.body === null) return result;
+    const file = result.body as { id: string };
+    return { ...result, body: { ...file, deletionUrl: deps.deletionLinks.url(teamId, file.id) } };
+  };
   return [
     {
       method: 'POST',
@@ -192,12 +199,13 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
         const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
         const boundary = multipartBoundary(request.headers['content-type'] ?? '');
         const options = parseMultipartOptions(request.query);
+        const deletionUrl = parseDeletionUrlOption(request.query);
         const target = mediaTarget(deps, principal, 'multipart', options);
-        return upload({
+        return answer(await upload({
           request, route: MULTIPART_ROUTE, kind: 'multipart', principal, options, target, rateHeaders: headers,
           prepare: () => deps.uploads.prepare(principal, 'multipart', request.body.declaredLength, target),
           createParser: (events) => new MultipartParser(boundary, events),
-        });
+        }), principal.teamId, deletionUrl);
       },
     },
     {
@@ -206,12 +214,13 @@ export function uploadRoutes(deps: UploadRouteDeps): Route[] {
       handler: async (request) => {
         const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
         requireJsonBody(request);
+        const deletionUrl = parseDeletionUrlOption(request.query);
         const target = mediaTarget(deps, principal, 'json', null);
-        return upload({
+        return answer(await upload({
           request, route: JSON_ROUTE, kind: 'json', principal, options: null, target, rateHeaders: headers,
           prepare: () => deps.uploads.prepare(principal, 'json', request.body.declaredLength, target),
           createParser: (events) => new JsonUploadParser(events),
-        });
+        }), principal.teamId, deletionUrl);
       },
     },
   ];
