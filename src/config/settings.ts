@@ -36,18 +36,10 @@ const httpUrl = z.url({ protocol: /^https?$/ });
 const postgresUrl = z.url({ protocol: /^postgres(ql)?$/ });
 const redisUrl = z.url({ protocol: /^rediss?$/ });
 
-const corsOrigins = z.string().refine((value) => {
+/** A string that `parse` accepts (it throws on what it does not). */
+const parsedBy = (parse: (value: string) => unknown) => z.string().refine((value) => {
   try {
-    parseCorsOrigins(value);
-    return true;
-  } catch {
-    return false;
-  }
-});
-
-const trustedProxies = z.string().refine((value) => {
-  try {
-    parseTrustedProxies(value);
+    parse(value);
     return true;
   } catch {
     return false;
@@ -117,9 +109,9 @@ export const settings = {
     'at least 16 printable ASCII characters without spaces, or unset to serve /metrics to loopback clients only',
   ),
   // Empty turns CORS off; unlike other settings, an empty environment variable counts (config.ts).
-  CORS_ORIGINS: setting(corsOrigins, '* or a comma-separated list of origins such as https://cfx-nui-screenshot-basic, or empty to turn CORS off'),
+  CORS_ORIGINS: setting(parsedBy(parseCorsOrigins), '* or a comma-separated list of origins such as https://cfx-nui-screenshot-basic, or empty to turn CORS off'),
   TRUSTED_PROXIES: setting(
-    trustedProxies,
+    parsedBy(parseTrustedProxies),
     'a comma-separated list of IP addresses and CIDR ranges (such as 127.0.0.1,10.0.0.0/8) of the proxies whose forwarding headers name the client, or empty for none',
   ),
   ACCESS_LOG: setting(boolean, 'true or false'),
