@@ -291,7 +291,6 @@ t.test('deletionUrl on the upload routes: only when asked; DELETE deletes that o
     ['its signature on another file', `${firstLink.origin}${firstLink.pathname.replace(first.body.id, second.body.id)}?signature=${signature}`],
     ['its signature on another team\'s file', `${firstLink.origin}/v1/cdn/media/${other.teamId}/deletion-links/${otherFile.body.id}?signature=${signature}`],
     ['another file\'s signature on it', `${firstLink.origin}${firstLink.pathname}?signature=${new URL(second.body.deletionUrl).searchParams.get('signature')}`],
-    ['not an id', `${firstLink.origin}/v1/cdn/media/${team.teamId}/deletion-links/nope?signature=${signature}`],
   ];
   const before = await teamStorageState(server.databaseUrl, team.teamId);
   for (const [what, link] of refusedLinks) {
@@ -300,6 +299,12 @@ t.test('deletionUrl on the upload routes: only when asked; DELETE deletes that o
       t.equal(refused.status, 403, `${what}, ${method}: 403`);
       t.match(await refused.json(), { name: 'ForbiddenError', messageKey: 'error.media.deletionLinkInvalid' });
     }
+  }
+  // A media id that is no id matches no route, as everywhere else (a mistyped path).
+  for (const method of ['DELETE', 'POST', 'GET']) {
+    const refused = await fetch(`${firstLink.origin}/v1/cdn/media/${team.teamId}/deletion-links/nope?signature=${signature}`, { method });
+    t.equal(refused.status, 404, `not an id, ${method}: 404`);
+    t.match(await refused.json(), { name: 'NotFoundError', messageKey: 'error.notFound', message: /no such route/ });
   }
   t.same(await teamStorageState(server.databaseUrl, team.teamId), before, 'nothing deleted by a refused link');
   t.equal((await teamStorageState(server.databaseUrl, other.teamId)).files, 1, 'nor in the other team');
