@@ -2402,7 +2402,7 @@ export type paths = {
         };
         /**
          * Health
-         * @description 200 once the service accepts requests; 503 while it starts or drains, or while a dependency (storage) is down: then `value` names the dependencies that are down and `message` says why.
+         * @description 200 once the service accepts requests; 503 while it starts or drains, or while a dependency (the database, the storage) is down: then `value` names the dependencies that are down and `message` says why.
          */
         get: operations["health"];
         put?: never;
@@ -3955,7 +3955,7 @@ export type components = {
         Health: {
             /** @constant */
             status: "ok";
-            /** @description Each dependency checked (e.g. storage) and its state. */
+            /** @description Each dependency checked (database, storage) and its state. */
             dependencies: {
                 [key: string]: "ok";
             };
@@ -4130,7 +4130,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4296,7 +4296,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4411,7 +4411,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4513,7 +4513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4637,7 +4637,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4739,7 +4739,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5102,7 +5102,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5193,7 +5193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5315,7 +5315,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5426,7 +5426,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5550,7 +5550,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5645,7 +5645,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5747,7 +5747,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5871,6 +5871,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description fileName is of a blocked type (HTML, JavaScript, executables, shell scripts, SVG): no use could store it. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The Idempotency-Key was used for a different request (messageKey error.media.idempotencyKeyReused): another body. */
             422: {
                 headers: {
@@ -5880,7 +5889,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5983,7 +5992,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The URL is altered or malformed (messageKey error.media.uploadUrlInvalid). */
+            /** @description The URL is altered or malformed (messageKey error.media.uploadUrlInvalid), or the key or session that made it can no longer upload to the team: it lost team.media.upload, its member was removed or left, the key was rerolled or deleted, or the session ended (error.media.uploadUrlRevoked); or the team is archived (error.team.archived). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5992,7 +6001,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The URL is gone (its key or team was deleted), or the folder it names was deleted. */
+            /** @description The folder the URL names was deleted. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6121,7 +6130,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created; Location is the upload URL. With a body, Upload-Offset says how much of it was stored. */
+            /** @description Created; Location is the upload URL. With a body, Upload-Offset says how much of it was stored. With Upload-Length 0 the empty file is complete at once: Upload-Offset 0 and Media-Id. */
             201: {
                 headers: {
                     /** @description The upload URL (a path), for HEAD, PATCH and DELETE. */
@@ -6234,7 +6243,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6435,7 +6444,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6543,7 +6552,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
+            /** @description The key lacks the permission or scope (error.forbidden), or all bytes were stored but the key or session that created the upload can no longer upload to the team (error.tus.uploadRevoked: the upload is terminated). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6579,7 +6588,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6690,7 +6699,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
+            /** @description The key lacks the permission or scope (error.forbidden); the upload is complete and takes no more bytes (error.tus.uploadComplete); or the key or session that created the upload can no longer upload to the team (error.tus.uploadRevoked: the upload is terminated). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6753,7 +6762,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7067,7 +7076,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7189,7 +7198,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7291,7 +7300,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7391,7 +7400,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7506,7 +7515,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7608,7 +7617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7717,7 +7726,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7819,7 +7828,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7932,7 +7941,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8023,7 +8032,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8127,7 +8136,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8218,7 +8227,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8309,7 +8318,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8400,7 +8409,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8491,7 +8500,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8594,7 +8603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8693,7 +8702,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8795,7 +8804,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8895,7 +8904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9019,7 +9028,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9108,7 +9117,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9210,7 +9219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9334,7 +9343,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9436,7 +9445,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9527,7 +9536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9618,7 +9627,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9709,7 +9718,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9827,7 +9836,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9940,7 +9949,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10040,7 +10049,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10155,7 +10164,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10266,7 +10275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10368,7 +10377,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10483,7 +10492,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10574,7 +10583,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10678,7 +10687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10769,7 +10778,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10891,7 +10900,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10982,7 +10991,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11082,7 +11091,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11204,6 +11213,16 @@ export interface operations {
             /** @description The body is larger than MAX_JSON_BODY_BYTES. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11348,7 +11367,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11439,7 +11458,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11540,6 +11559,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -11631,6 +11660,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -11712,7 +11751,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11830,7 +11869,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11932,7 +11971,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12032,7 +12071,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12133,7 +12172,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12273,7 +12312,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12424,7 +12463,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12526,7 +12565,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12628,7 +12667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12804,7 +12843,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12917,7 +12956,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13017,7 +13056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13132,7 +13171,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13242,7 +13281,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13366,7 +13405,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13468,7 +13507,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13568,7 +13607,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13683,7 +13722,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13790,7 +13829,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13932,7 +13971,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14083,7 +14122,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14187,7 +14226,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14291,7 +14330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14460,6 +14499,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -14539,6 +14588,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -14611,6 +14670,16 @@ export interface operations {
             /** @description No such team. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14702,6 +14771,16 @@ export interface operations {
             /** @description The body is larger than MAX_JSON_BODY_BYTES. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14817,6 +14896,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -14911,6 +15000,16 @@ export interface operations {
             /** @description The body is larger than MAX_JSON_BODY_BYTES. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15017,6 +15116,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -15098,6 +15207,16 @@ export interface operations {
             /** @description The body is larger than MAX_JSON_BODY_BYTES. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15189,6 +15308,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -15274,6 +15403,16 @@ export interface operations {
             /** @description The body is larger than MAX_JSON_BODY_BYTES. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15533,7 +15672,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -15612,7 +15751,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -15893,7 +16032,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -15985,7 +16124,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16064,7 +16203,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16143,7 +16282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16224,7 +16363,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16313,7 +16452,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16493,7 +16632,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16593,7 +16732,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16779,6 +16918,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -16857,6 +17006,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -16929,6 +17088,16 @@ export interface operations {
             /** @description No such user. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17020,6 +17189,16 @@ export interface operations {
             /** @description The body is larger than MAX_JSON_BODY_BYTES. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17383,7 +17562,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -17496,7 +17675,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -17594,7 +17773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -17685,7 +17864,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -17816,7 +17995,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -18186,7 +18365,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit of the key exceeded; retry after Retry-After seconds. */
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -18850,6 +19029,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -18950,6 +19139,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -19030,6 +19229,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -19102,6 +19311,16 @@ export interface operations {
             /** @description No such team, automation or delivery. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19201,6 +19420,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -19275,6 +19504,16 @@ export interface operations {
             /** @description No such team, automation or delivery. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19368,6 +19607,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request headers are too large. */
             431: {
                 headers: {
@@ -19442,6 +19691,16 @@ export interface operations {
             /** @description No such team, automation or delivery. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19533,6 +19792,16 @@ export interface operations {
             /** @description The delivery has not failed. */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
