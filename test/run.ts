@@ -9,12 +9,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
+import { dropTemplateDatabase, prepareTemplateDatabase } from './helpers/database.ts';
 import type { EmbeddedDatabase } from '../src/db/embedded-postgres.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 // Under the temp directory, not the checkout: the embedded server runs as the OS user postgres,
 // which cannot enter a checkout under a 0700 home directory.
-const dataDir = path.join(tmpdir(), `media-upload-service-tests-${createHash('sha256').update(repo).digest('hex').slice(0, 12)}`);
+const checkoutId = createHash('sha256').update(repo).digest('hex').slice(0, 12);
+const dataDir = path.join(tmpdir(), `media-upload-service-tests-${checkoutId}`);
+/** The migrated database every test database is copied from (test/helpers/database.ts), one per checkout on a shared server. */
+const templateDatabase = `media_test_template_${checkoutId}`;
 const tapArgs = process.argv.slice(2);
 
 let current: ChildProcess | undefined;
@@ -92,15 +96,18 @@ database = db;
 
 let failed = false;
 console.log(`\n== tests against embedded PostgreSQL (server log: ${serverLog})\n`);
-const embeddedEnv = { ...process.env, TEST_PG_URL: db.url, TEST_PG_KIND: 'embedded' };
+await prepareTemplateDatabase(db.url, templateDatabase);
+const embeddedEnv = { ...process.env, TEST_PG_URL: db.url, TEST_PG_KIND: 'embedded', TEST_PG_TEMPLATE: templateDatabase };
 if ((await run('npx', ['tap', ...tapArgs], embeddedEnv)) !== 0) failed = true;
 
 const serverUrl = process.env.TEST_DATABASE_URL;
 if (serverUrl) {
   const files = tapArgs.length > 0 || process.env.TEST_SERVER_PASS === 'all' ? tapArgs : serverPassFiles();
   console.log(`\n== tests against TEST_DATABASE_URL${files === tapArgs ? '' : ` (${files.length} files that run SQL; TEST_SERVER_PASS=all for every file)`}\n`);
-  const serverEnv = { ...process.env, TEST_PG_URL: serverUrl, TEST_PG_KIND: 'server' };
+  await prepareTemplateDatabase(serverUrl, templateDatabase);
+  const serverEnv = { ...process.env, TEST_PG_URL: serverUrl, TEST_PG_KIND: 'server', TEST_PG_TEMPLATE: templateDatabase };
   if ((await run('npx', ['tap', ...files], serverEnv)) !== 0) failed = true;
+  await dropTemplateDatabase(serverUrl, templateDatabase);
 }
 
 await finish(failed ? 1 : 0);
