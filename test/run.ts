@@ -2,7 +2,7 @@
 // TEST_DATABASE_URL when it is set. Extra arguments (e.g. test files) are passed on to tap.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { globSync, openSync, writeSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
 import { dropTemplateDatabase, prepareTemplateDatabase } from './helpers/database.ts';
+import { serverPassNames } from './server-pass.ts';
 import type { EmbeddedDatabase } from '../src/db/embedded-postgres.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -65,25 +66,9 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
   });
 }
 
-/**
- * The second pass checks the service's SQL against a PostgreSQL server of another version than the
- * embedded one (migrations, the plpgsql commit functions, every query). Files whose subject is not
- * the database (HTTP framing and limits, processes, browsers, parsers, storage drivers, the client)
- * run in the first pass only: they would cost the second pass half its time and test nothing of
- * the database that the files below do not.
- */
-const NOT_ABOUT_THE_DATABASE = new Set([
-  'browser-cors', 'browser-tus', 'upload-urls-browser', 'docs-page', 'cors', 'http-framing', 'http-errors', 'header-limits',
-  'uws-behaviour', 'early-refusals', 'idle-timeout', 'hostile-input', 'shutdown', 'storage-health', 's3-errors',
-  'service-logs', 'client', 'client-cli', 'clients', 'client-resumable', 'client-upload-urls', 'upload-hashing', 'paging-and-root',
-  // Starts its own embedded PostgreSQL whatever the pass: a second run would test the same thing again.
-  'shared-embedded-database',
-]);
-
+/** The second pass: what can differ between PostgreSQL versions (test/server-pass.ts). */
 function serverPassFiles(): string[] {
-  return globSync('test/integration/*.test.ts', { cwd: repo })
-    .filter((file) => !NOT_ABOUT_THE_DATABASE.has(path.basename(file, '.test.ts')))
-    .sort();
+  return serverPassNames().map((name) => `test/integration/${name}.test.ts`);
 }
 
 if ((await run('npx', ['tsc', '--noEmit'])) !== 0) await finish(1);
@@ -111,7 +96,7 @@ if ((await run('npx', ['tap', ...tapArgs], embeddedEnv)) !== 0) failed = true;
 const serverUrl = process.env.TEST_DATABASE_URL;
 if (serverUrl) {
   const files = tapArgs.length > 0 || process.env.TEST_SERVER_PASS === 'all' ? tapArgs : serverPassFiles();
-  console.log(`\n== tests against TEST_DATABASE_URL${files === tapArgs ? '' : ` (${files.length} files that run SQL; TEST_SERVER_PASS=all for every file)`}\n`);
+  console.log(`\n== tests against TEST_DATABASE_URL${files === tapArgs ? '' : ` (${files.length} files that run the service's own SQL; TEST_SERVER_PASS=all for every file)`}\n`);
   await prepareTemplateDatabase(serverUrl, templateDatabase);
   const serverEnv = { ...testEnv, TEST_PG_URL: serverUrl, TEST_PG_KIND: 'server', TEST_PG_TEMPLATE: templateDatabase };
   if ((await run('npx', ['tap', ...files], serverEnv)) !== 0) failed = true;

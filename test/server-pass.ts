@@ -1,0 +1,76 @@
+/**
+ * The second pass of `npm test` runs against TEST_DATABASE_URL, a PostgreSQL server of another
+ * major version than the embedded one (18 embedded, 15 on CI's machine). What can differ between
+ * the two is the SQL: the migrations (applied to the server once per pass, test/run.ts), the
+ * plpgsql functions they create, and the statements the service writes by hand. The SQL that
+ * MikroORM generates from the entities is the same plain SQL on every version.
+ *
+ * So the pass runs, for every module that writes SQL of its own, one file that runs that SQL
+ * (SQL_OWNERS: module file name → test file), plus the files below. test/unit/server-pass.test.ts
+ * fails when a module with SQL of its own has no entry, so new SQL cannot slip past the server.
+ * `TEST_SERVER_PASS=all npm test` runs every file against the server.
+ */
+export const SQL_OWNERS: Record<string, string> = {
+  'api-key-authenticator.ts': 'auth-hardening',
+  'auth-changes.ts': 'auth-hardening',
+  'session-authenticator.ts': 'sessions',
+  'dispatcher.ts': 'automations-delivery',
+  'automation-channel.ts': 'automations-delivery',
+  'automation.service.ts': 'automations-api',
+  'database-health.ts': 'postgres-restart',
+  'notification-listener.ts': 'postgres-restart',
+  'embedded-postgres.ts': 'postgres-restart',
+  'orm.ts': 'admin-routes',
+  'seed.ts': 'team-plans',
+  'oauth-sign-in.service.ts': 'oauth-discord',
+  'api-key-admin.service.ts': 'team-api-keys',
+  'folder-resolver.ts': 'folders',
+  'folder.service.ts': 'folders',
+  'folder-rule-sweep.ts': 'folder-sweep',
+  'job-slot.ts': 'team-subscriptions',
+  'subscription-job.ts': 'team-subscriptions',
+  'idempotency-keys.ts': 'idempotent-uploads',
+  'expired-rows-sweep.ts': 'sessions',
+  'launcher-code.service.ts': 'launcher-sign-in',
+  'media-edit.service.ts': 'media-edit',
+  'media.service.ts': 'media-list',
+  'library-routes.ts': 'tags-usage',
+  'served-traffic.ts': 'served-traffic',
+  'notification-preference.service.ts': 'notification-preferences',
+  'attached-file.service.ts': 'team-files-fs',
+  'team-log-list.ts': 'team-logs',
+  'team-deletion.ts': 'team-delete-queue',
+  'todo.service.ts': 'todos',
+  'tus-upload.repository.ts': 'tus',
+  'upload-url.service.ts': 'upload-urls',
+  'crash-sweeper.ts': 'crash-sweeper',
+  'storage-reconcile.ts': 'crash-sweeper',
+  'running-uploads.ts': 'two-instances',
+  'group-commit.ts': 'group-commit',
+  'storage-quota.ts': 'upload-fs',
+  'credential.service.ts': 'sessions',
+  'user-profile.service.ts': 'verification-tokens',
+  'verification-actions.ts': 'verification-tokens',
+  'verification-queries.ts': 'verification-tokens',
+  'verification-tokens.ts': 'verification-tokens',
+  'verification.service.ts': 'verification-mail',
+  'deletion-link-routes.ts': 'client',
+  'mail-outbox.ts': 'mail',
+};
+
+/** Beyond the SQL owners: the files whose subject is what the database does under them. */
+const DATABASE_BEHAVIOUR = [
+  // A commit that dies between its statements, and the group commit's batches.
+  'group-commit-crash',
+  // Every route scoped to its team: the widest sweep of the ORM's statements.
+  'tenant-isolation',
+  // Instances sharing one database: advisory locks, LISTEN/NOTIFY, reservations.
+  'team-limits-cache',
+  // The commit of every upload route and its quota arithmetic.
+  'idempotent-tus',
+  'upload-urls-two-instances',
+];
+
+export function serverPassNames(): string[] {
+  return [...new Set([...Object.values(SQL_OWNERS), ...DATABASE_BEHAVIOUR])].sort();
+}
