@@ -4,6 +4,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { createTestDatabase } from '../helpers/database.ts';
 import { repo } from '../helpers/service-process.ts';
 
 // `npm run --silent cli` while no service runs: the cli starts and stops the embedded PostgreSQL
@@ -20,6 +21,11 @@ await chmod(dataDir, 0o755);
 t.teardown(() => rm(dataDir, { recursive: true, force: true }));
 
 const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATA_DIR: dataDir };
+/**
+ * After the first test, which is about the embedded PostgreSQL the cli starts and stops itself, the
+ * commands run against a database of the test server: the same cli, without a cluster start per call.
+ */
+const onServer = { DATABASE_URL: await createTestDatabase(t) };
 
 function cli(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -45,31 +51,30 @@ t.test('team create with no running service: the answer on stdout, nothing on st
 });
 
 t.test('team plan and team subscription set and read a team\'s plan and subscription', async (t) => {
-  const team = JSON.parse((await cli(['team', 'create', '--name', 'Beta'])).stdout);
-  const moved = await cli(['team', 'plan', '--team', team.team.id, '--plan', 'enterprise']);
+  const team = JSON.parse((await cli(['team', 'create', '--name', 'Beta'], onServer)).stdout);
+  const moved = await cli(['team', 'plan', '--team', team.team.id, '--plan', 'enterprise'], onServer);
   t.equal(moved.code, 0, moved.stderr);
   t.match(JSON.parse(moved.stdout), { plan: { slug: 'enterprise' }, subscription: null });
-  const set = await cli(['team', 'subscription', '--team', team.team.id, '--json', JSON.stringify({ plan: 'free', billingCycle: 'YEARLY' })]);
+  const set = await cli(['team', 'subscription', '--team', team.team.id, '--json', JSON.stringify({ plan: 'free', billingCycle: 'YEARLY' })], onServer);
   t.equal(set.code, 0, set.stderr);
   t.match(JSON.parse(set.stdout), { type: 'TEAM', billingCycle: 'YEARLY', teamId: team.team.id });
-  const listed = await cli(['team', 'subscription', '--team', team.team.id]);
+  const listed = await cli(['team', 'subscription', '--team', team.team.id], onServer);
   t.match(JSON.parse(listed.stdout), [{ type: 'TEAM', billingCycle: 'YEARLY' }]);
 });
 
 t.test('team list and key list find a team and its keys again, as JSON, without secrets (a lost team.json)', async (t) => {
-  // Each call starts and stops the embedded PostgreSQL: three calls, on the teams made above.
-  const created = JSON.parse((await cli(['team', 'create', '--name', 'Listed Team'])).stdout);
-  const listed = await cli(['team', 'list', '--search', 'listed', '--page-size', '1']);
+  const created = JSON.parse((await cli(['team', 'create', '--name', 'Listed Team'], onServer)).stdout);
+  const listed = await cli(['team', 'list', '--search', 'listed', '--page-size', '1'], onServer);
   t.equal(listed.code, 0, listed.stderr);
   t.match(JSON.parse(listed.stdout), { data: [{ id: created.team.id, name: 'Listed Team' }], count: 1 });
-  const keys = await cli(['key', 'list', '--team', created.team.id]);
+  const keys = await cli(['key', 'list', '--team', created.team.id], onServer);
   t.equal(keys.code, 0, keys.stderr);
   t.match(JSON.parse(keys.stdout), [{ id: created.apiKey.id, teamId: created.team.id }]);
   t.notOk(keys.stdout.includes('tws_'), 'no secret');
 });
 
 t.test('a refused command prints the error body only, exit 1', async (t) => {
-  const refused = await cli(['team', 'limits', '--team', '00000000-0000-4000-8000-000000000000']);
+  const refused = await cli(['team', 'limits', '--team', '00000000-0000-4000-8000-000000000000'], onServer);
   t.equal(refused.code, 1);
   t.equal(refused.stdout, '');
   t.match(JSON.parse(refused.stderr), { status: 404, messageKey: 'error.notFound' }, 'stderr is the spec error body and nothing else');
