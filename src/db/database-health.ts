@@ -1,8 +1,9 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { DependencyProbe, type DependencyStatus } from '../health/dependency-probe.ts';
 
 /**
- * Whether PostgreSQL can be reached, for /healthz.
+ * Whether PostgreSQL can be reached, for /healthz (a DependencyProbe: shared check, status, log on change, re-checks).
  *
  * /healthz reads the last result only, so a load balancer polling it costs no query. The result
  * comes from `select 1` on one dedicated connection (outside the pool: a pool busy with upload
@@ -13,11 +14,7 @@ import type { Logger } from 'pino';
  *   database-unavailable error (suspect()), at most once per SUSPECT_MIN_GAP_MS.
  */
 
-export interface DatabaseStatus {
-  available: boolean;
-  /** Why the database is not usable; null while it is. */
-  cause: string | null;
-}
+export type DatabaseStatus = DependencyStatus;
 
 const UP_INTERVAL_MS = 5_000;
 const DOWN_INTERVAL_MS = 1_000;
@@ -30,70 +27,35 @@ export interface DatabaseHealthOptions {
   logger: Pick<Logger, 'info' | 'error'>;
 }
 
-export class DatabaseHealth {
+export class DatabaseHealth extends DependencyProbe<DatabaseStatus> {
   private readonly databaseUrl: string;
-  private readonly logger: Pick<Logger, 'info' | 'error'>;
-  private current: DatabaseStatus = { available: false, cause: 'not checked yet' };
   private client: pg.Client | null = null;
-  private running: Promise<DatabaseStatus> | null = null;
-  private lastCheckEnded = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
 
   constructor(options: DatabaseHealthOptions) {
-    this.databaseUrl = options.databaseUrl;
-    this.logger = options.logger;
-  }
-
-  get status(): DatabaseStatus {
-    return this.current;
-  }
-
-  /** Checks once (a check already running is shared); logs when the state changes. */
-  check(): Promise<DatabaseStatus> {
-    this.running ??= this.runCheck().finally(() => {
-      this.running = null;
-      this.lastCheckEnded = Date.now();
+    super({
+      name: 'database',
+      logger: options.logger,
+      initial: { available: false, cause: 'not checked yet' },
+      recheckMs: (status) => (status.available ? UP_INTERVAL_MS : DOWN_INTERVAL_MS),
+      suspectMinGapMs: SUSPECT_MIN_GAP_MS,
     });
-    return this.running;
+    this.databaseUrl = options.databaseUrl;
   }
 
-  /** A request could not reach the database: check now, unless a check just ran or is running. */
-  suspect(): void {
-    if (this.stopped || this.running || Date.now() - this.lastCheckEnded < SUSPECT_MIN_GAP_MS) return;
-    void this.check();
-  }
-
-  /** Re-checks until stop(): every UP_INTERVAL_MS while available, DOWN_INTERVAL_MS while not. */
-  start(): void {
-    if (this.timer || this.stopped) return;
-    const next = (): void => {
-      this.timer = setTimeout(() => void this.check().then(() => !this.stopped && next()), this.current.available ? UP_INTERVAL_MS : DOWN_INTERVAL_MS);
-      this.timer.unref();
-    };
-    next();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  override async stop(): Promise<void> {
+    await super.stop();
     await this.dropClient();
   }
 
-  private async runCheck(): Promise<DatabaseStatus> {
-    let next: DatabaseStatus;
+  protected async probe(): Promise<DatabaseStatus> {
     try {
       const client = this.client ?? (await this.connect());
       await client.query('select 1');
-      next = { available: true, cause: null };
+      return { available: true, cause: null };
     } catch (error) {
       await this.dropClient();
-      next = { available: false, cause: describe(error) };
+      return { available: false, cause: describe(error) };
     }
-    this.record(next);
-    return next;
   }
 
   private async connect(): Promise<pg.Client> {
@@ -123,17 +85,6 @@ export class DatabaseHealth {
     const client = this.client;
     this.client = null;
     await client?.end().catch(() => undefined);
-  }
-
-  private record(next: DatabaseStatus): void {
-    const before = this.current;
-    if (this.stopped && !next.available) return; // our own stop() ended the connection
-    this.current = next;
-    if (!next.available && (before.available || before.cause !== next.cause)) {
-      this.logger.error({ cause: next.cause }, 'database unavailable');
-    } else if (next.available && !before.available) {
-      this.logger.info('database available');
-    }
   }
 }
 

@@ -3,7 +3,8 @@ import nodemailer, { type Transporter, type TransportOptions } from 'nodemailer'
 import type { Logger } from 'pino';
 import type { MailOutbox, OutboxRow } from './mail-outbox.ts';
 import { maskAddress, type MailMessage, type MailSender } from './mail-sender.ts';
-import { PeriodicRun } from '../timers/periodic-run.ts';
+import { JobRunner } from '../jobs/job-runner.ts';
+import { JOBS } from '../jobs/jobs.ts';
 
 export interface SmtpSettings {
   /** smtp:// or smtps:// with user and password in it when the server needs them. */
@@ -36,7 +37,7 @@ export class SmtpMailSender implements MailSender {
   private readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   private readonly settings: SmtpSettings;
   private readonly transport: Transporter;
-  private readonly periodic: PeriodicRun;
+  private readonly runner: JobRunner;
 
   constructor(outbox: MailOutbox, logger: Pick<Logger, 'info' | 'warn' | 'error'>, settings: SmtpSettings) {
     this.outbox = outbox;
@@ -45,7 +46,10 @@ export class SmtpMailSender implements MailSender {
     this.transport = nodemailer.createTransport(settings.url, {
       connectionTimeout: TIMEOUT_MS, greetingTimeout: TIMEOUT_MS, socketTimeout: TIMEOUT_MS,
     } as TransportOptions);
-    this.periodic = new PeriodicRun(() => this.retryUnsent(), (error) => this.logger.error({ err: error }, 'mail retry failed'));
+    this.runner = new JobRunner(JOBS.mailRetry, {
+      work: () => this.retryUnsent(),
+      onError: (error) => this.logger.error({ err: error }, 'mail retry failed'),
+    });
   }
 
   async send(message: MailMessage): Promise<void> {
@@ -70,11 +74,11 @@ export class SmtpMailSender implements MailSender {
   }
 
   start(): void {
-    if (this.settings.retryIntervalMs > 0) this.periodic.start(this.settings.retryIntervalMs);
+    if (this.settings.retryIntervalMs > 0) this.runner.start(this.settings.retryIntervalMs);
   }
 
   async stop(): Promise<void> {
-    await this.periodic.stop();
+    await this.runner.stop();
     this.transport.close();
   }
 

@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import { StorageError, type ObjectStore } from './object-store.ts';
+import { DependencyProbe, type DependencyStatus } from '../health/dependency-probe.ts';
 
 /**
- * Whether the object storage is usable, for start-up and /healthz.
+ * Whether the object storage is usable, for start-up and /healthz (a DependencyProbe: shared check, status, log on change, re-checks).
  *
  * - At start-up, check() runs once. A refusal that points at a setting (no such bucket, unknown
  *   access key, wrong secret, no credentials, wrong region; an fs directory that cannot be written)
@@ -14,10 +15,7 @@ import { StorageError, type ObjectStore } from './object-store.ts';
  *   storage that goes away later is reported the same way).
  */
 
-export interface StorageStatus {
-  available: boolean;
-  /** Why the storage is not usable; null while it is. */
-  cause: string | null;
+export interface StorageStatus extends DependencyStatus {
   /** The cause is a setting to fix (see describeStorageFailure), not an outage to wait out. */
   misconfigured: boolean;
 }
@@ -55,60 +53,29 @@ export interface StorageHealthOptions {
   logger: Pick<Logger, 'info' | 'error'>;
 }
 
-export class StorageHealth {
+export class StorageHealth extends DependencyProbe<StorageStatus> {
   private readonly store: ObjectStore;
   private readonly storage: Config['storage'];
-  private readonly logger: Pick<Logger, 'info' | 'error'>;
-  private current: StorageStatus = { available: false, cause: 'not checked yet', misconfigured: false };
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<StorageStatus> | null = null;
 
   constructor(options: StorageHealthOptions) {
+    super({
+      name: 'storage',
+      logger: options.logger,
+      logFields: { driver: options.storage.driver },
+      initial: { available: false, cause: 'not checked yet', misconfigured: false },
+      // Re-checks every STORAGE_CHECK_INTERVAL_SECONDS until stop().
+      recheckMs: options.storage.checkIntervalSeconds * 1000,
+    });
     this.store = options.store;
     this.storage = options.storage;
-    this.logger = options.logger;
   }
 
-  get status(): StorageStatus {
-    return this.current;
-  }
-
-  /** Checks once (a check already running is shared); logs when the state changes. */
-  check(): Promise<StorageStatus> {
-    this.running ??= this.runCheck().finally(() => {
-      this.running = null;
-    });
-    return this.running;
-  }
-
-  private async runCheck(): Promise<StorageStatus> {
-    const before = this.current;
-    let next: StorageStatus;
+  protected async probe(): Promise<StorageStatus> {
     try {
       await this.store.checkAccess();
-      next = { available: true, cause: null, misconfigured: false };
+      return { available: true, cause: null, misconfigured: false };
     } catch (error) {
-      next = { available: false, ...describeStorageFailure(error, this.storage) };
+      return { available: false, ...describeStorageFailure(error, this.storage) };
     }
-    this.current = next;
-    if (!next.available && (before.available || before.cause !== next.cause)) {
-      this.logger.error({ driver: this.storage.driver, cause: next.cause }, 'storage unavailable');
-    } else if (next.available && !before.available) {
-      this.logger.info({ driver: this.storage.driver }, 'storage available');
-    }
-    return next;
-  }
-
-  /** Re-checks every STORAGE_CHECK_INTERVAL_SECONDS until stop(). */
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.check(), this.storage.checkIntervalSeconds * 1000);
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
   }
 }

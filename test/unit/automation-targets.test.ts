@@ -4,8 +4,8 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { guardedLookup, isPrivateAddress, parseTargetUrl, PrivateTargetError } from '../../src/domain/automations/target-url.ts';
 import { ServiceError } from '../../src/errors/service-error.ts';
-import { backoffDelayMs, retryAfterMs } from '../../src/automations/backoff.ts';
-import { WebhookSender } from '../../src/automations/webhook-sender.ts';
+import { backoffDelayMs, retryAfterMs } from '../../src/automation-delivery/backoff.ts';
+import { WebhookSender } from '../../src/automation-delivery/webhook-sender.ts';
 
 t.test('isPrivateAddress: loopback, private, link-local, CGNAT, multicast, reserved, mapped IPv6', (t) => {
   for (const address of [

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * Automations: a team's webhook targets, their deliveries, and the outbox
- * bookkeeping the dispatcher needs (src/automations/dispatcher.ts).
+ * bookkeeping the dispatcher needs (src/automation-delivery/dispatcher.ts).
  *
  * - `automation`: one target. `folder_id` is a plain id on purpose: a deleted
  *   folder's filter then matches nothing instead of widening to every file.

@@ -38,7 +38,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
  * One event for one automation. Written by the fan-out, claimed and updated by
- * the dispatcher with plain SQL (see src/automations/dispatcher.ts); `seq` is
+ * the dispatcher with plain SQL (see src/automation-delivery/dispatcher.ts); `seq` is
  * the per-target delivery order.
  */
 export const AutomationDeliverySchema = defineEntity({

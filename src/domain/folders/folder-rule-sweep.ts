@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { runInJobSlot } from '../jobs/job-slot.ts';
+import { JobRunner } from '../../jobs/job-runner.ts';
+import { JOBS } from '../../jobs/jobs.ts';
 import type { MediaEditService } from '../media/media-edit.service.ts';
 
 /**
@@ -9,8 +10,8 @@ import type { MediaEditService } from '../media/media-edit.service.ts';
  * - `retentionDays`: files created more than N days before the run are deleted;
  * - `maxFiles`: only the newest N files, by (created_at desc, id desc), are kept.
  *
- * Once per hour across instances (runInJobSlot in ../jobs/job-slot.ts): only
- * the instance that claims the hour sweeps; every other one answers
+ * Once per hour across instances (JOBS.folderRuleSweep in src/jobs/jobs.ts):
+ * only the instance that claims the hour sweeps; every other one answers
  * `ran: false`. A claimed hour is not retried, even if its run failed: the
  * next hour catches up.
  *
@@ -23,14 +24,8 @@ import type { MediaEditService } from '../media/media-edit.service.ts';
  * `{ teamId, folderId, rule, deleted }` ("folder rule sweep deleted files").
  */
 
-export const FOLDER_SWEEP_JOB = 'folder-rule-sweep';
+const JOB = JOBS.folderRuleSweep;
 export const BATCH_SIZE = 500;
-const HOUR_MS = 3_600_000;
-/** The timer fires this long after a boundary, plus up to MAX_JITTER_MS at random. */
-const START_DELAY_MS = 5_000;
-const MAX_JITTER_MS = 30_000;
-/** pg advisory lock key of the sweep (migrations use 727001). */
-const ADVISORY_LOCK_KEY = 727_002;
 
 export type FolderRule = 'retentionDays' | 'maxFiles';
 
@@ -63,9 +58,7 @@ export class FolderRuleSweeper {
   private readonly edits: Pick<MediaEditService, 'deleteMany'>;
   private readonly logger: Pick<Logger, 'info' | 'error'>;
   private readonly batchSize: number;
-  private timer: NodeJS.Timeout | null = null;
-  private current: Promise<unknown> | null = null;
-  private stopping = false;
+  private readonly runner: JobRunner<number>;
   /** Runs in progress; stop() aborts them after their current batch. */
   private readonly runs = new Set<RunToken>();
 
@@ -74,28 +67,16 @@ export class FolderRuleSweeper {
     this.edits = options.edits;
     this.logger = options.logger;
     this.batchSize = options.batchSize ?? BATCH_SIZE;
+    this.runner = new JobRunner(JOB, {
+      orm: this.orm,
+      work: (now, slot) => this.sweepAndLog(now, slot!),
+      onError: (error) => this.logger.error({ err: error, job: JOB.name }, 'folder rule sweep failed'),
+    });
   }
 
   /** Fires a little after every interval boundary (the hour), with a small random jitter; never keeps the process alive. */
-  start(intervalMs = HOUR_MS): void {
-    this.stopping = false;
-    if (this.timer) return;
-    const schedule = () => {
-      const now = Date.now();
-      const jitter = Math.floor(Math.random() * Math.min(MAX_JITTER_MS, intervalMs / 10));
-      const delay = Math.ceil((now + 1) / intervalMs) * intervalMs - now + Math.min(START_DELAY_MS, intervalMs / 10) + jitter;
-      this.timer = setTimeout(() => {
-        const run = this.runOnce()
-          .catch((error: unknown) => this.logger.error({ err: error, job: FOLDER_SWEEP_JOB }, 'folder rule sweep failed'))
-          .finally(() => {
-            if (this.current === run) this.current = null;
-            if (!this.stopping) schedule();
-          });
-        this.current = run;
-      }, delay);
-      this.timer.unref();
-    };
-    schedule();
+  start(intervalMs?: number): void {
+    this.runner.start(intervalMs);
   }
 
   /**
@@ -103,23 +84,23 @@ export class FolderRuleSweeper {
    * timer's run is awaited. runOnce() still works when called directly.
    */
   async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    const stopped = this.runner.stop();
     for (const run of this.runs) run.aborted = true;
-    await this.current?.catch(() => undefined);
+    await stopped;
   }
 
   /** One run for the hour of `now`, if this instance wins it. */
   async runOnce(now = new Date()): Promise<SweepResult> {
-    const run = await runInJobSlot(this.orm, { job: FOLDER_SWEEP_JOB, lockKey: ADVISORY_LOCK_KEY, unit: 'hour' }, now, async () => {
-      const token: RunToken = { aborted: false };
-      this.runs.add(token);
-      return this.sweep(now, token).finally(() => this.runs.delete(token));
-    });
-    if (!run.ran) return { ran: false, deleted: 0 };
-    this.logger.info({ job: FOLDER_SWEEP_JOB, slot: run.slot, deleted: run.result }, 'folder rule sweep finished');
-    return { ran: true, deleted: run.result };
+    const run = await this.runner.runOnce(now);
+    return run.ran ? { ran: true, deleted: run.result } : { ran: false, deleted: 0 };
+  }
+
+  private async sweepAndLog(now: Date, slot: Date): Promise<number> {
+    const token: RunToken = { aborted: false };
+    this.runs.add(token);
+    const deleted = await this.sweep(now, token).finally(() => this.runs.delete(token));
+    this.logger.info({ job: JOB.name, slot, deleted }, 'folder rule sweep finished');
+    return deleted;
   }
 
   private async sweep(now: Date, token: RunToken): Promise<number> {

@@ -1,12 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../../logging/logger.ts';
-
-/** How often the counts kept in memory are written to media_served_daily. */
-export const DEFAULT_SERVED_FLUSH_MS = 5_000;
+import { JobRunner } from '../../jobs/job-runner.ts';
+import { JOBS } from '../../jobs/jobs.ts';
 
 export interface ServedTrafficOptions {
   orm: MikroORM;
-  /** Milliseconds between flushes; 0 disables the timer (flush() and stop() still write). */
+  /** Milliseconds between flushes (default: JOBS.servedTrafficFlush, 5 s); 0 disables the timer (flush() and stop() still write). */
   flushIntervalMs?: number;
   /** Clock for the UTC day a count falls on; Date.now by default. */
   now?: () => number;
@@ -38,20 +37,18 @@ export class ServedTrafficCounter {
   private readonly now: () => number;
   private readonly logger: Logger | undefined;
   private pending = new Map<string, DayCount>();
-  private timer: NodeJS.Timeout | null = null;
+  private readonly runner: JobRunner;
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(options: ServedTrafficOptions) {
     this.orm = options.orm;
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
-    const interval = options.flushIntervalMs ?? DEFAULT_SERVED_FLUSH_MS;
-    if (interval > 0) {
-      this.timer = setInterval(() => {
-        this.flush().catch((error: unknown) => this.logger?.error({ err: error }, 'writing served traffic failed; kept for the next flush'));
-      }, interval);
-      this.timer.unref();
-    }
+    this.runner = new JobRunner(JOBS.servedTrafficFlush, {
+      work: () => this.flush(),
+      onError: (error) => this.logger?.error({ err: error }, 'writing served traffic failed; kept for the next flush'),
+    });
+    if (options.flushIntervalMs !== 0) this.runner.start(options.flushIntervalMs);
   }
 
   /** Adds to today's (UTC) counts of a team. */
@@ -107,8 +104,7 @@ export class ServedTrafficCounter {
 
   /** Stops the timer and writes what is left; a failure is logged, not thrown (called at shutdown). */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    await this.runner.stop();
     await this.flush().catch((error: unknown) => this.logger?.error({ err: error }, 'writing served traffic at shutdown failed'));
   }
 

@@ -1,7 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { runInJobSlot } from '../jobs/job-slot.ts';
+import { JobRunner } from '../../jobs/job-runner.ts';
+import { JOBS } from '../../jobs/jobs.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { Team } from '../teams/team.entity.ts';
 import { Subscription } from './subscription.entity.ts';
@@ -15,14 +16,11 @@ import { defaultPlan, type SubscriptionService } from './subscription.service.ts
  * When a TEAM subscription ends, the team falls back to the default plan (TEAM_UPDATED with the
  * plan change and `subscriptionEnded`); `endedAt` records that it was applied, so never twice.
  *
- * Once per minute across instances (runInJobSlot, as the folder rule sweep per hour). Each subscription is handled in its own transaction with its row locked
+ * Once per minute across instances (JOBS.subscriptionRules in src/jobs/jobs.ts, as the folder rule sweep per hour). Each subscription is handled in its own transaction with its row locked
  * and its condition read again, so a subscription changed meanwhile is judged as it is now.
  */
 
-export const SUBSCRIPTION_JOB = 'subscription-rules';
-const MINUTE_MS = 60_000;
-/** pg advisory lock key of the job (migrations use 727001, the folder sweep 727002, the automation fan-out 727003). */
-const ADVISORY_LOCK_KEY = 727_015;
+const JOB = JOBS.subscriptionRules;
 const BATCH_SIZE = 200;
 /** Slots of this job older than this are pruned from job_run by each run. */
 const KEEP_SLOTS_MS = 86_400_000;
@@ -48,50 +46,37 @@ const DUE = `ended_at is null and ((canceled_at is not null and coalesce(ends_at
 
 export class SubscriptionJob {
   private readonly options: SubscriptionJobOptions;
-  private timer: NodeJS.Timeout | null = null;
-  private current: Promise<unknown> | null = null;
-  private stopping = false;
+  private readonly runner: JobRunner<{ ended: number; converted: number }>;
 
   constructor(options: SubscriptionJobOptions) {
     this.options = options;
+    this.runner = new JobRunner(JOB, {
+      orm: options.orm,
+      work: (now, slot) => this.applyAndPrune(now, slot!),
+      onError: (error) => options.logger.error({ err: error, job: JOB.name }, 'subscription job failed'),
+    });
   }
 
   /** Fires a second after every interval boundary (the minute); never keeps the process alive. */
-  start(intervalMs = MINUTE_MS): void {
-    this.stopping = false;
-    if (this.timer) return;
-    const schedule = () => {
-      const now = Date.now();
-      const delay = Math.ceil((now + 1) / intervalMs) * intervalMs - now + Math.min(1000, intervalMs / 10);
-      this.timer = setTimeout(() => {
-        const run = this.runOnce()
-          .catch((error: unknown) => this.options.logger.error({ err: error, job: SUBSCRIPTION_JOB }, 'subscription job failed'))
-          .finally(() => {
-            if (this.current === run) this.current = null;
-            if (!this.stopping) schedule();
-          });
-        this.current = run;
-      }, delay);
-      this.timer.unref();
-    };
-    schedule();
+  start(intervalMs?: number): void {
+    this.runner.start(intervalMs);
   }
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.current?.catch(() => undefined);
+  stop(): Promise<void> {
+    return this.runner.stop();
   }
 
   /** One run for the minute of `now`, if this instance wins it. */
   async runOnce(now = new Date()): Promise<SubscriptionJobResult> {
-    const { orm } = this.options;
-    const run = await runInJobSlot(orm, { job: SUBSCRIPTION_JOB, lockKey: ADVISORY_LOCK_KEY, unit: 'minute' }, now, () => this.apply(now));
-    if (!run.ran) return { ran: false, ended: 0, converted: 0 };
-    await orm.em.fork().execute('delete from job_run where job = ? and slot < ?', [SUBSCRIPTION_JOB, new Date(now.getTime() - KEEP_SLOTS_MS)]);
-    if (run.result.ended + run.result.converted > 0) this.options.logger.info({ job: SUBSCRIPTION_JOB, slot: run.slot, ...run.result }, 'subscription rules applied');
-    return { ran: true, ...run.result };
+    const run = await this.runner.runOnce(now);
+    return run.ran ? { ran: true, ...run.result } : { ran: false, ended: 0, converted: 0 };
+  }
+
+  private async applyAndPrune(now: Date, slot: Date): Promise<{ ended: number; converted: number }> {
+    const result = await this.apply(now);
+    await this.options.orm.em.fork().execute('delete from job_run where job = ? and slot < ?', [JOB.name, new Date(now.getTime() - KEEP_SLOTS_MS)]);
+    if (result.ended + result.converted > 0) this.options.logger.info({ job: JOB.name, slot, ...result }, 'subscription rules applied');
+    return result;
   }
 
   private async apply(now: Date): Promise<{ ended: number; converted: number }> {

@@ -4,7 +4,8 @@ import type { ObjectStore } from '../../storage/object-store.ts';
 import type { ResumableStore } from '../../storage/resumable-store.ts';
 import type { CdnPurger } from '../media/cdn-purge.ts';
 import { mediaPath, publicMediaUrl } from '../media/media-links.ts';
-import { PeriodicRun } from '../../timers/periodic-run.ts';
+import { JobRunner } from '../../jobs/job-runner.ts';
+import { JOBS } from '../../jobs/jobs.ts';
 
 /**
  * Deleting a team (TEAM_DELETE) in two steps that survive a crash between them:
@@ -21,11 +22,10 @@ import { PeriodicRun } from '../../timers/periodic-run.ts';
  *    files (CDN_PURGE_URL; a purge lost to a crash only leaves cached copies until they expire),
  *    and `drain` removes the objects and each queue row once its object is gone.
  *    Removal is idempotent, so a crash (or a storage outage) anywhere leaves rows that the next
- *    drain, at start-up and every DRAIN_INTERVAL_MS, finishes. No row names an object any more
+ *    drain, at start-up and every few minutes (JOBS.storageDeletionDrain), finishes. No row names an object any more
  *    once step 1 committed, so nothing serves it meanwhile.
  */
 
-export const DRAIN_INTERVAL_MS = 5 * 60_000;
 /** Queue rows removed per drain run (the rest wait for the next one). */
 const DRAIN_BATCH = 500;
 
@@ -56,7 +56,7 @@ export class TeamDeletion {
   private readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   private readonly purger: CdnPurger | null;
   private readonly linkBaseUrl: string;
-  private readonly periodic: PeriodicRun;
+  private readonly runner: JobRunner;
 
   constructor(options: {
     orm: MikroORM; store: ObjectStore; resumable: ResumableStore; logger: Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -68,7 +68,10 @@ export class TeamDeletion {
     this.logger = options.logger;
     this.purger = options.purger ?? null;
     this.linkBaseUrl = options.linkBaseUrl ?? '';
-    this.periodic = new PeriodicRun(() => this.drain(), (error) => this.logger.error({ err: error }, 'storage deletion drain failed'));
+    this.runner = new JobRunner(JOBS.storageDeletionDrain, {
+      work: () => this.drain(),
+      onError: (error) => this.logger.error({ err: error }, 'storage deletion drain failed'),
+    });
   }
 
   /**
@@ -134,11 +137,11 @@ export class TeamDeletion {
   }
 
   /** Drains at once, then every `intervalMs`; failures are logged. */
-  start(intervalMs = DRAIN_INTERVAL_MS): void {
-    this.periodic.start(intervalMs, { runNow: true });
+  start(intervalMs?: number): void {
+    this.runner.start(intervalMs);
   }
 
   stop(): Promise<void> {
-    return this.periodic.stop();
+    return this.runner.stop();
   }
 }

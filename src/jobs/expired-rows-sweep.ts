@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Logger } from '../../logging/logger.ts';
-import { PeriodicRun } from '../../timers/periodic-run.ts';
+import type { Logger } from '../logging/logger.ts';
+import { JobRunner } from './job-runner.ts';
+import { JOBS } from './jobs.ts';
 
 /** Rows that mean nothing once their time is past: expired sessions, sign-in codes, OAuth states, verification tokens. */
 const EXPIRING = [
@@ -10,30 +11,31 @@ const EXPIRING = [
   { table: 'verification_action_token', column: 'expires_at' },
 ] as const;
 
-const INTERVAL_MS = 10 * 60 * 1000;
-
 /**
- * Deletes expired rows every ten minutes. Nothing reads them (every lookup checks the expiry
+ * Deletes expired rows every ten minutes (JOBS.expiredRows). Nothing reads them (every lookup checks the expiry
  * itself), so the sweep only keeps the tables small; any instance may run it, and two instances
  * running it at once delete nothing twice.
  */
 export class ExpiredRowsSweeper {
   private readonly orm: MikroORM;
   private readonly logger: Pick<Logger, 'info' | 'error'>;
-  private readonly periodic: PeriodicRun;
+  private readonly runner: JobRunner;
 
   constructor(options: { orm: MikroORM; logger: Pick<Logger, 'info' | 'error'> }) {
     this.orm = options.orm;
     this.logger = options.logger;
-    this.periodic = new PeriodicRun(() => this.runOnce(), (error) => this.logger.error({ err: error }, 'expired rows sweep failed'));
+    this.runner = new JobRunner(JOBS.expiredRows, {
+      work: () => this.runOnce(),
+      onError: (error) => this.logger.error({ err: error }, 'expired rows sweep failed'),
+    });
   }
 
   start(): void {
-    this.periodic.start(INTERVAL_MS);
+    this.runner.start();
   }
 
   stop(): Promise<void> {
-    return this.periodic.stop();
+    return this.runner.stop();
   }
 
   /** Deletes what expired; answers how many rows per table. */
@@ -44,7 +46,7 @@ export class ExpiredRowsSweeper {
       const result = await connection.execute<{ affectedRows: number }>(`delete from "${table}" where "${column}" < now()`, [], 'run');
       deleted[table] = result.affectedRows;
     }
-    if (Object.values(deleted).some((n) => n > 0)) this.logger.info({ job: 'expired-rows', ...deleted }, 'expired rows deleted');
+    if (Object.values(deleted).some((n) => n > 0)) this.logger.info({ job: JOBS.expiredRows.name, ...deleted }, 'expired rows deleted');
     return deleted;
   }
 }

@@ -1,9 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { ObjectStore } from '../../storage/object-store.ts';
-import type { ReservationOwner } from './storage-quota.ts';
-import type { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
-import { PeriodicRun } from '../../timers/periodic-run.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import type { ReservationOwner } from '../domain/uploads/storage-quota.ts';
+import type { IdempotencyKeys } from '../domain/idempotency/idempotency-keys.ts';
+import { JobRunner } from './job-runner.ts';
+import { JOBS } from './jobs.ts';
 
 /**
  * Crash safety (issue 6.2): what an instance killed mid-upload (SIGKILL, OOM,
@@ -36,8 +37,7 @@ import { PeriodicRun } from '../../timers/periodic-run.ts';
  * deleted, in batches that skip rows another instance is deleting.
  */
 
-export const CRASH_SWEEP_JOB = 'crash-sweep';
-export const CRASH_SWEEP_INTERVAL_MS = 5 * 60_000;
+const CRASH_SWEEP_JOB = JOBS.crashSweep.name;
 
 const RELEASE_STALE = `
 with stale as (delete from upload_reservation where updated_at < ? and not (id::text = any(string_to_array(?, ',')))
@@ -96,7 +96,7 @@ export class CrashSweeper {
   private readonly owner: ReservationOwner | null;
   private readonly idempotencyKeys: CrashSweeperOptions['idempotencyKeys'];
   private readonly tus: TusSweep | null;
-  private readonly periodic: PeriodicRun;
+  private readonly runner: JobRunner;
 
   constructor(options: CrashSweeperOptions) {
     this.orm = options.orm;
@@ -107,17 +107,20 @@ export class CrashSweeper {
     this.owner = options.owner ?? null;
     this.idempotencyKeys = options.idempotencyKeys ?? null;
     this.tus = options.tus ?? null;
-    this.periodic = new PeriodicRun(() => this.runOnce(), (error) => this.logger.error({ err: error, job: CRASH_SWEEP_JOB }, 'crash sweep failed'));
+    this.runner = new JobRunner(JOBS.crashSweep, {
+      work: (now) => this.runOnce(now),
+      onError: (error) => this.logger.error({ err: error, job: CRASH_SWEEP_JOB }, 'crash sweep failed'),
+    });
   }
 
-  /** Sweeps at once, then every `intervalMs`; failures are logged, never thrown. */
-  start(intervalMs = CRASH_SWEEP_INTERVAL_MS): void {
-    this.periodic.start(intervalMs, { runNow: true });
+  /** Sweeps at once, then every `intervalMs` (JOBS.crashSweep); failures are logged, never thrown. */
+  start(intervalMs?: number): void {
+    this.runner.start(intervalMs);
   }
 
   /** Stops the timer and waits for a run in progress. */
   stop(): Promise<void> {
-    return this.periodic.stop();
+    return this.runner.stop();
   }
 
   async runOnce(now = new Date()): Promise<CrashSweepResult> {
