@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { MemberAdminService } from '../members/member-admin.service.ts';
 import type { SubscriptionService } from '../subscriptions/subscription.service.ts';
 import { subscriptionView } from '../subscriptions/subscription.service.ts';
-import type { Actor } from '../team-logs/team-log.service.ts';
+import type { Actor } from '../actor.ts';
 import { planView, teamView } from '../views.ts';
 import { Team } from './team.entity.ts';
 
