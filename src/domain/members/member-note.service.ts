@@ -32,8 +32,8 @@ function noteView(note: TeamMemberNote) {
 export class MemberNoteService {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   /** TeamMemberNoteInfo of the member, newest first. */

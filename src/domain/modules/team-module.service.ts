@@ -31,8 +31,8 @@ function moduleView(module: TeamModule) {
 export class TeamModuleService {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   async list(teamId: string) {

@@ -19,10 +19,10 @@ export class TeamMeService {
   private readonly members: Pick<MemberAdminService, 'self' | 'get'>;
   private readonly subscriptions: Pick<SubscriptionService, 'teamSubscription' | 'trialEligible'>;
 
-  constructor(orm: MikroORM, members: Pick<MemberAdminService, 'self' | 'get'>, subscriptions: Pick<SubscriptionService, 'teamSubscription' | 'trialEligible'>) {
-    this.orm = orm;
-    this.members = members;
-    this.subscriptions = subscriptions;
+  constructor(options: { orm: MikroORM; members: Pick<MemberAdminService, 'self' | 'get'>; subscriptions: Pick<SubscriptionService, 'teamSubscription' | 'trialEligible'> }) {
+    this.orm = options.orm;
+    this.members = options.members;
+    this.subscriptions = options.subscriptions;
   }
 
   async me(teamId: string, caller: Actor) {

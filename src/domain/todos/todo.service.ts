@@ -66,9 +66,9 @@ export class TodoService {
   private readonly orm: MikroORM;
   private readonly files: AttachedFileService;
 
-  constructor(orm: MikroORM, files: AttachedFileService) {
-    this.orm = orm;
-    this.files = files;
+  constructor(options: { orm: MikroORM; files: AttachedFileService }) {
+    this.orm = options.orm;
+    this.files = options.files;
   }
 
   async listBoards(teamId: string) {
