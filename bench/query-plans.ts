@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { initOrm, migrate } from '../src/db/orm.ts';
+import { entities } from '../src/domain/entities.ts';
 
 const serverUrl = process.argv[2];
 const files = Number(process.argv[3] ?? 1_000_000);
@@ -29,7 +30,7 @@ const TEAM = '00000000-0000-4000-8000-000000000001';
 const FOLDER_ROOT = '00000000-0000-4000-8000-0000000000f0';
 
 try {
-  const orm = await initOrm({ databaseUrl: url.toString(), poolSize: 2 });
+  const orm = await initOrm({ databaseUrl: url.toString(), poolSize: 2, entities });
   await migrate(orm);
   await orm.close();
 

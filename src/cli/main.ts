@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { Backend, type Services } from '../app.ts';
+import { Backend } from '../composition/backend.ts';
+import type { CoreServices } from '../composition/services.ts';
 import { ConfigError, loadConfig, type Config } from '../config/config.ts';
 import { parsePaging } from '../domain/media/media.service.ts';
 import { parseMemberSearch } from '../domain/members/member-admin.service.ts';
@@ -17,7 +18,7 @@ import { writeSharexUploader } from './sharex.ts';
 interface Command {
   usage: string;
   options: Record<string, { type: 'string' | 'boolean' }>;
-  run(services: Services, values: Record<string, unknown>, config: Config): Promise<unknown>;
+  run(services: CoreServices, values: Record<string, unknown>, config: Config): Promise<unknown>;
 }
 
 const list = (value: unknown): string[] | undefined =>

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Services } from '../app.ts';
+import type { CoreServices } from '../composition/services.ts';
 import { Permission, Scope } from '../auth/permissions.ts';
 import type { Config } from '../config/config.ts';
 import { badRequest } from '../errors/errors.ts';
@@ -40,7 +40,7 @@ export function sharexUploader(input: SharexUploaderInput): Record<string, unkno
 }
 
 /** `sharex --team ID (--key KEY | --create-key) [--folder PATH] [--tags a,b] [--out FILE]`. */
-export async function writeSharexUploader(services: Services, config: Config, values: Record<string, unknown>) {
+export async function writeSharexUploader(services: CoreServices, config: Config, values: Record<string, unknown>) {
   const teamId = typeof values['team'] === 'string' ? values['team'] : '';
   const givenKey = typeof values['key'] === 'string' ? values['key'] : undefined;
   const createKey = values['create-key'] === true;

@@ -1,7 +1,6 @@
-import { MikroORM } from '@mikro-orm/postgresql';
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from 'pino';
-import { entities } from '../domain/entities.ts';
 import { migrations } from './migrations/index.ts';
 import { guardPool } from './pool-guard.ts';
 
@@ -9,12 +8,14 @@ export interface OrmOptions {
   databaseUrl: string;
   poolSize: number;
   logger?: Logger;
+  /** The mapped entity classes (the domain's list, src/domain/entities.ts, handed in by the caller). */
+  entities: NonNullable<Options['entities']>;
 }
 
 export async function initOrm(options: OrmOptions): Promise<MikroORM> {
   return MikroORM.init({
     clientUrl: options.databaseUrl,
-    entities,
+    entities: options.entities,
     extensions: [Migrator],
     migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false },
     pool: { min: 0, max: options.poolSize },

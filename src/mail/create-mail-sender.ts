@@ -20,14 +20,19 @@ export interface ManagedMailSender extends MailSender {
 }
 
 /** SMTP when SMTP_URL is set, otherwise the outbox and the log. */
-export function createMailSender(orm: MikroORM, logger: Logger, settings: MailSettings): ManagedMailSender {
-  const outbox = new MailOutbox(orm);
+export function createMailSender(options: { orm: MikroORM; logger: Logger; settings: MailSettings }): ManagedMailSender {
+  const { orm, logger, settings } = options;
+  const outbox = new MailOutbox({ orm });
   const log = logger.child({ component: 'mail' });
   if (settings.smtpUrl) {
-    return new SmtpMailSender(outbox, log, {
-      url: settings.smtpUrl, from: settings.from, attempts: settings.sendAttempts, backoffMs: settings.backoffMs, retryIntervalMs: settings.retryIntervalMs,
+    return new SmtpMailSender({
+      outbox,
+      logger: log,
+      settings: {
+        url: settings.smtpUrl, from: settings.from, attempts: settings.sendAttempts, backoffMs: settings.backoffMs, retryIntervalMs: settings.retryIntervalMs,
+      },
     });
   }
-  const sender = new OutboxMailSender(outbox, log);
+  const sender = new OutboxMailSender({ outbox, logger: log });
   return { send: (message) => sender.send(message), start: () => undefined, stop: async () => undefined };
 }

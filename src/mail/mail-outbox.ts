@@ -45,8 +45,8 @@ const SENT = `sent_at = now(), attempts = attempts + 1, last_error = null, body 
 export class MailOutbox {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   async add(message: MailMessage): Promise<OutboxRow> {

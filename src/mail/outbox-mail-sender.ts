@@ -12,9 +12,9 @@ export class OutboxMailSender implements MailSender {
   private readonly outbox: MailOutbox;
   private readonly logger: Pick<Logger, 'info'>;
 
-  constructor(outbox: MailOutbox, logger: Pick<Logger, 'info'>) {
-    this.outbox = outbox;
-    this.logger = logger;
+  constructor(options: { outbox: MailOutbox; logger: Pick<Logger, 'info'> }) {
+    this.outbox = options.outbox;
+    this.logger = options.logger;
   }
 
   async send(message: MailMessage): Promise<void> {

@@ -39,11 +39,11 @@ export class SmtpMailSender implements MailSender {
   private readonly transport: Transporter;
   private readonly runner: JobRunner;
 
-  constructor(outbox: MailOutbox, logger: Pick<Logger, 'info' | 'warn' | 'error'>, settings: SmtpSettings) {
-    this.outbox = outbox;
-    this.logger = logger;
-    this.settings = settings;
-    this.transport = nodemailer.createTransport(settings.url, {
+  constructor(options: { outbox: MailOutbox; logger: Pick<Logger, 'info' | 'warn' | 'error'>; settings: SmtpSettings }) {
+    this.outbox = options.outbox;
+    this.logger = options.logger;
+    this.settings = options.settings;
+    this.transport = nodemailer.createTransport(this.settings.url, {
       connectionTimeout: TIMEOUT_MS, greetingTimeout: TIMEOUT_MS, socketTimeout: TIMEOUT_MS,
     } as TransportOptions);
     this.runner = new JobRunner(JOBS.mailRetry, {

@@ -4,21 +4,15 @@
  * away with it instead of staying in the supervisor for its whole life. Exits 0 when done.
  */
 import { loadConfig } from '../config/config.ts';
-import { initOrm, migrate } from '../db/orm.ts';
-import { seedPlans } from '../db/seed.ts';
+import { openDomainDatabase } from '../composition/database.ts';
 import { createLogger } from '../logging/logger.ts';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel).child({ pid: process.pid });
 if (!config.databaseUrl) throw new Error('the supervisor passes DATABASE_URL');
 try {
-  const orm = await initOrm({ databaseUrl: config.databaseUrl, poolSize: 1, logger });
-  try {
-    await migrate(orm);
-    await seedPlans(orm);
-  } finally {
-    await orm.close();
-  }
+  const orm = await openDomainDatabase({ databaseUrl: config.databaseUrl, poolSize: 1, logger });
+  await orm.close();
 } catch (error) {
   logger.fatal({ err: error }, 'migrating the database failed');
   process.exit(1);

@@ -23,8 +23,8 @@ export class RunningUploads {
   private readonly running = new Set<RunningUpload>();
   private refreshTimer: NodeJS.Timeout | null = null;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   get size(): number {

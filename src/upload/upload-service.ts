@@ -137,7 +137,7 @@ export class UploadService {
 
   constructor(deps: UploadServiceDeps) {
     this.deps = deps;
-    this.running = new RunningUploads(deps.orm);
+    this.running = new RunningUploads({ orm: deps.orm });
   }
 
   /** Uploads streaming or committing now. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { initOrm, migrate } from '../../src/db/orm.ts';
+import { entities } from '../../src/domain/entities.ts';
 
 export type PgClient = pg.Client;
 
@@ -33,7 +34,7 @@ export async function prepareTemplateDatabase(serverUrl: string, name: string): 
   try {
     await dropDatabase(admin, name);
     await admin.query(`create database ${pg.escapeIdentifier(name)}`);
-    const orm = await initOrm({ databaseUrl: databaseUrl(serverUrl, name), poolSize: 1 });
+    const orm = await initOrm({ databaseUrl: databaseUrl(serverUrl, name), poolSize: 1, entities });
     try {
       await migrate(orm);
     } finally {

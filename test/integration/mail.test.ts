@@ -11,14 +11,14 @@ import { startSmtpServer } from '../helpers/smtp.ts';
 // One service for its migrated database; the senders under test are built on its ORM.
 const server = await startTestServer(t);
 const { orm } = server.app.services;
-const outbox = new MailOutbox(orm);
+const outbox = new MailOutbox({ orm });
 const silent = createLogger('silent');
 const rowOf = async (recipient: string) => JSON.parse(await tableSnapshot(server, 'select * from mail_outbox where recipient = $1', [recipient]))[0];
 const LINK = 'http://127.0.0.1:1/v1/users/exports/abc?expires=1893456000&signature=Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5';
 
 t.test('SMTP: the message arrives with its recipient, subject and link; the outbox row is marked sent', async (t) => {
   const smtp = await startSmtpServer(t);
-  const sender = new SmtpMailSender(outbox, silent, { url: smtp.url, from: 'Media test <no-reply@example.test>', attempts: 2, backoffMs: 10, retryIntervalMs: 0 });
+  const sender = new SmtpMailSender({ outbox, logger: silent, settings: { url: smtp.url, from: 'Media test <no-reply@example.test>', attempts: 2, backoffMs: 10, retryIntervalMs: 0 } });
   t.teardown(() => sender.stop());
   await sender.send({ kind: 'test.link', to: 'alice@example.test', subject: 'Your export', text: `Download it here:\n${LINK}\n` });
   const mail = await smtp.waitFor((m) => m.to.includes('alice@example.test'));
@@ -36,7 +36,7 @@ t.test('SMTP: the message arrives with its recipient, subject and link; the outb
 t.test('SMTP failure: the row stays unsent with last_error and its attempts; the retry job sends it later', async (t) => {
   const smtp = await startSmtpServer(t);
   smtp.failing = true;
-  const sender = new SmtpMailSender(outbox, silent, { url: smtp.url, from: 'no-reply@example.test', attempts: 3, backoffMs: 20, retryIntervalMs: 0 });
+  const sender = new SmtpMailSender({ outbox, logger: silent, settings: { url: smtp.url, from: 'no-reply@example.test', attempts: 3, backoffMs: 20, retryIntervalMs: 0 } });
   t.teardown(() => sender.stop());
   const started = Date.now();
   await sender.send({ kind: 'test.fail', to: 'bob@example.test', subject: 'Hello', text: 'hello' });
@@ -62,7 +62,7 @@ t.test('SMTP failure: the row stays unsent with last_error and its attempts; the
 t.test('the retry job, once started, sends what failed without being asked', async (t) => {
   const smtp = await startSmtpServer(t);
   smtp.failing = true;
-  const sender = new SmtpMailSender(outbox, silent, { url: smtp.url, from: 'no-reply@example.test', attempts: 1, backoffMs: 0, retryIntervalMs: 100 });
+  const sender = new SmtpMailSender({ outbox, logger: silent, settings: { url: smtp.url, from: 'no-reply@example.test', attempts: 1, backoffMs: 0, retryIntervalMs: 100 } });
   t.teardown(() => sender.stop());
   await sender.send({ kind: 'test.job', to: 'gina@example.test', subject: 'Later', text: 'later' });
   t.equal((await rowOf('gina@example.test')).sent_at, null);
@@ -75,7 +75,7 @@ t.test('the retry job, once started, sends what failed without being asked', asy
 });
 
 t.test('SMTP server unreachable: the row records the connection error', async (t) => {
-  const sender = new SmtpMailSender(outbox, silent, { url: 'smtp://127.0.0.1:1', from: 'no-reply@example.test', attempts: 1, backoffMs: 0, retryIntervalMs: 0 });
+  const sender = new SmtpMailSender({ outbox, logger: silent, settings: { url: 'smtp://127.0.0.1:1', from: 'no-reply@example.test', attempts: 1, backoffMs: 0, retryIntervalMs: 0 } });
   t.teardown(() => sender.stop());
   await sender.send({ kind: 'test.down', to: 'carol@example.test', subject: 'Hi', text: 'hi' });
   const row = await rowOf('carol@example.test');
@@ -87,7 +87,7 @@ t.test('SMTP server unreachable: the row records the connection error', async (t
 t.test('no SMTP: the outbox keeps the message unsent and the log shows it with its secrets shortened', async (t) => {
   const lines: any[] = [];
   const logger = { info: ((fields: any, message: string) => lines.push({ ...fields, message })) as any };
-  const sender = new OutboxMailSender(outbox, logger);
+  const sender = new OutboxMailSender({ outbox, logger });
   await sender.send({ kind: 'test.outbox', to: 'dave@example.test', subject: 'Confirm', text: `Open ${LINK}` });
   const row = await rowOf('dave@example.test');
   t.match(row, { kind: 'test.outbox', subject: 'Confirm', sent_at: null, attempts: 0 });

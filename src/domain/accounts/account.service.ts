@@ -10,8 +10,8 @@ import { isManualProvider, isSignInProvider, linkManualAccountSchema, MANUAL_PRO
 export class AccountService {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   async list(userId: string) {

@@ -30,9 +30,9 @@ export class ApiKeyAdminService {
   private readonly orm: MikroORM;
   private readonly authCache: AuthCache;
 
-  constructor(orm: MikroORM, authCache: AuthCache) {
-    this.orm = orm;
-    this.authCache = authCache;
+  constructor(options: { orm: MikroORM; authCache: AuthCache }) {
+    this.orm = options.orm;
+    this.authCache = options.authCache;
   }
 
   /** ApiKeyInfo of every key of the team, newest first; never a secret. */

@@ -25,9 +25,9 @@ export class ApiKeyService {
   private readonly orm: MikroORM;
   private readonly authCache: AuthCache;
 
-  constructor(orm: MikroORM, authCache: AuthCache) {
-    this.orm = orm;
-    this.authCache = authCache;
+  constructor(options: { orm: MikroORM; authCache: AuthCache }) {
+    this.orm = options.orm;
+    this.authCache = options.authCache;
   }
 
   async create(teamId: string, input: unknown) {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { conflict, notFound, teamLimit } from '../../errors/errors.ts';
 import { parseTags } from '../../upload/upload-options.ts';
 import type { MediaListQuery } from '../media/media.service.ts';
+import type { Actor } from '../actor.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { effectiveLimits } from '../teams/team-limits.ts';
 import { Team } from '../teams/team.entity.ts';
@@ -14,6 +15,9 @@ import { EventKind, eventKinds } from './event-kinds.ts';
 import { generateSecret } from './signature.ts';
 import { MAX_URL_LENGTH, parseTargetUrl } from './target-url.ts';
 import { timestampIso } from '../views.ts';
+
+/** Re-exported for the automation routes, which still import it from here. */
+export type { Actor };
 
 /**
  * A team's automations (webhook targets) and their deliveries, for the team
@@ -114,11 +118,6 @@ export interface DeliveryView {
   deliveredAt: string | null;
   createdAt: string;
   updatedAt: string;
-}
-
-/** Who made a change, for the team log: the key's member, or null for the operator and owner-acting keys. */
-export interface Actor {
-  teamMemberId: string | null;
 }
 
 export interface DeliveryListFilters {

@@ -156,8 +156,8 @@ function duplicateName(error: unknown, folderName: string | undefined): never {
 export class FolderService {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   /** All folders of the team, flat, parents before children (depth, then name). */

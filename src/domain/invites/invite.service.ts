@@ -7,7 +7,8 @@ import { badRequest, conflict, forbidden, notFound, teamArchived, teamLimit } fr
 import { Group } from '../groups/group.entity.ts';
 import { MEMBER_NAME_PATTERN, type Caller } from '../members/member-admin.service.ts';
 import { TeamMember, TeamMemberGroup } from '../members/team-member.entity.ts';
-import { type Actor, LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
+import type { Actor } from '../actor.ts';
+import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { effectiveLimits } from '../teams/team-limits.ts';
 import { JOIN_REQUIREMENTS, Team } from '../teams/team.entity.ts';
 import { User } from '../users/user.entity.ts';
@@ -77,9 +78,9 @@ export class InviteService {
   private readonly orm: MikroORM;
   private readonly authCache: AuthCache;
 
-  constructor(orm: MikroORM, authCache: AuthCache) {
-    this.orm = orm;
-    this.authCache = authCache;
+  constructor(options: { orm: MikroORM; authCache: AuthCache }) {
+    this.orm = options.orm;
+    this.authCache = options.authCache;
   }
 
   async list(teamId: string) {

@@ -6,7 +6,8 @@ import { isPermissionName } from '../../auth/permissions.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../errors/errors.ts';
 import { Group } from '../groups/group.entity.ts';
 import { MAX_SEARCH_LENGTH, type MediaListQuery } from '../media/media.service.ts';
-import { type Actor, LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
+import type { Actor } from '../actor.ts';
+import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
 import { groupView, teamMemberView } from '../views.ts';
 import { TeamMember, TeamMemberGroup } from './team-member.entity.ts';
@@ -51,9 +52,9 @@ export class MemberAdminService {
   private readonly orm: MikroORM;
   private readonly authCache: AuthCache;
 
-  constructor(orm: MikroORM, authCache: AuthCache) {
-    this.orm = orm;
-    this.authCache = authCache;
+  constructor(options: { orm: MikroORM; authCache: AuthCache }) {
+    this.orm = options.orm;
+    this.authCache = options.authCache;
   }
 
   /** Current members (not those who left), by sort then name; `{data, count}` of TeamMemberInfo2. */

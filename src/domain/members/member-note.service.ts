@@ -2,7 +2,8 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { notFound, teamLimit } from '../../errors/errors.ts';
-import { type Actor, LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
+import type { Actor } from '../actor.ts';
+import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { effectiveLimits } from '../teams/team-limits.ts';
 import { Team } from '../teams/team.entity.ts';
 import { isUuid, parseInput } from '../validation.ts';
@@ -31,8 +32,8 @@ function noteView(note: TeamMemberNote) {
 export class MemberNoteService {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   /** TeamMemberNoteInfo of the member, newest first. */

@@ -48,9 +48,9 @@ export class MemberService {
   private readonly orm: MikroORM;
   private readonly authCache: AuthCache;
 
-  constructor(orm: MikroORM, authCache: AuthCache) {
-    this.orm = orm;
-    this.authCache = authCache;
+  constructor(options: { orm: MikroORM; authCache: AuthCache }) {
+    this.orm = options.orm;
+    this.authCache = options.authCache;
   }
 
   async createMember(teamId: string, input: unknown) {

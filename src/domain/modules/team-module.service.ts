@@ -2,7 +2,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
 import { z } from 'zod';
 import { badRequest } from '../../errors/errors.ts';
-import { type Actor, LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
+import type { Actor } from '../actor.ts';
+import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { Team } from '../teams/team.entity.ts';
 import { parseInput } from '../validation.ts';
 import { TEAM_MODULES, TeamModule } from './team-module.entity.ts';
@@ -30,8 +31,8 @@ function moduleView(module: TeamModule) {
 export class TeamModuleService {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   async list(teamId: string) {

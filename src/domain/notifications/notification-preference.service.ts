@@ -57,8 +57,8 @@ interface PreferenceRow {
 export class NotificationPreferenceService {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   async get(userId: string): Promise<{ preferences: NotificationPreference[] }> {

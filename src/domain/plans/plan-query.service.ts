@@ -6,8 +6,8 @@ import { Plan } from './plan.entity.ts';
 export class PlanQueryService {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   /** The public plans by position, with their limits and prices. */

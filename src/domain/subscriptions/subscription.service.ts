@@ -105,8 +105,8 @@ async function lockTeam(em: EntityManager, teamId: string): Promise<Team> {
 export class SubscriptionService {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   /** The team's plan, its overrides, the effective limits (null is unlimited) and its TEAM subscription. */

@@ -5,7 +5,8 @@ import type { ObjectStore } from '../../storage/object-store.ts';
 import type { MediaListQuery } from '../media/media.service.ts';
 import type { SignedLinks } from '../media/signed-links.ts';
 import { defaultPlanLimits } from '../plans/plan-limits.ts';
-import { recordTeamLog, type Actor } from '../team-logs/team-log.service.ts';
+import type { Actor } from '../actor.ts';
+import { recordTeamLog } from '../team-logs/team-log.service.ts';
 import { isUuid } from '../validation.ts';
 import type { FileKind } from './file-kinds.ts';
 

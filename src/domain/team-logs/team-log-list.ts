@@ -63,8 +63,8 @@ const memberShort = (alias: string) =>
 export class TeamLogList {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   async list(teamId: string, filters: TeamLogFilters, paging: MediaListQuery) {

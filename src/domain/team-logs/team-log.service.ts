@@ -1,6 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TeamLog } from './team-log.entity.ts';
 
+/** Re-exported for the team routes (team-route.ts), which still import it from here. */
+export type { Actor } from '../actor.ts';
+
 /** LogAction values of spec 2.19 that this service writes so far. */
 export const LogAction = {
   apiKeyCreated: 'API_KEY_CREATED',
@@ -36,14 +39,6 @@ export const LogAction = {
 } as const;
 
 export type LogActionName = (typeof LogAction)[keyof typeof LogAction];
-
-/**
- * Who made a change: the member the key acts as (its linked member, or the owner for a key linked
- * to none), or null for the operator and the service's own jobs, which are no member.
- */
-export interface Actor {
-  teamMemberId: string | null;
-}
 
 export interface LogEntry {
   teamId: string;

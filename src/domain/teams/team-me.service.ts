@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { MemberAdminService } from '../members/member-admin.service.ts';
 import type { SubscriptionService } from '../subscriptions/subscription.service.ts';
 import { subscriptionView } from '../subscriptions/subscription.service.ts';
-import type { Actor } from '../team-logs/team-log.service.ts';
+import type { Actor } from '../actor.ts';
 import { planView, teamView } from '../views.ts';
 import { Team } from './team.entity.ts';
 
@@ -19,10 +19,10 @@ export class TeamMeService {
   private readonly members: Pick<MemberAdminService, 'self' | 'get'>;
   private readonly subscriptions: Pick<SubscriptionService, 'teamSubscription' | 'trialEligible'>;
 
-  constructor(orm: MikroORM, members: Pick<MemberAdminService, 'self' | 'get'>, subscriptions: Pick<SubscriptionService, 'teamSubscription' | 'trialEligible'>) {
-    this.orm = orm;
-    this.members = members;
-    this.subscriptions = subscriptions;
+  constructor(options: { orm: MikroORM; members: Pick<MemberAdminService, 'self' | 'get'>; subscriptions: Pick<SubscriptionService, 'teamSubscription' | 'trialEligible'> }) {
+    this.orm = options.orm;
+    this.members = options.members;
+    this.subscriptions = options.subscriptions;
   }
 
   async me(teamId: string, caller: Actor) {

@@ -3,7 +3,8 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { announceAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
 import { notFound } from '../../errors/errors.ts';
-import { type Actor, LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
+import type { Actor } from '../actor.ts';
+import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { isUuid, parseInput } from '../validation.ts';
 import { teamView } from '../views.ts';
 import { Account } from '../accounts/account.entity.ts';
@@ -51,9 +52,9 @@ export class TeamSettingsService {
   private readonly orm: MikroORM;
   private readonly authCache: AuthCache;
 
-  constructor(orm: MikroORM, authCache: AuthCache) {
-    this.orm = orm;
-    this.authCache = authCache;
+  constructor(options: { orm: MikroORM; authCache: AuthCache }) {
+    this.orm = options.orm;
+    this.authCache = options.authCache;
   }
 
   async get(teamId: string) {

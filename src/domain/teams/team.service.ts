@@ -36,8 +36,8 @@ export class TeamService {
   private readonly defaultPlan: string;
 
   /** `defaultPlan`: DEFAULT_PLAN, the plan of a team created without one. */
-  constructor(orm: MikroORM, options: { defaultPlan: string }) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM; defaultPlan: string }) {
+    this.orm = options.orm;
     this.defaultPlan = options.defaultPlan;
   }
 

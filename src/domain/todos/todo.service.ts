@@ -6,7 +6,7 @@ import { TeamMember } from '../members/team-member.entity.ts';
 import type { PlanLimits } from '../plans/plan-limits.ts';
 import type { AttachedFileService, DeletedFile } from '../team-files/attached-file.service.ts';
 import { TODO_FILES } from '../team-files/file-kinds.ts';
-import type { Actor } from '../team-logs/team-log.service.ts';
+import type { Actor } from '../actor.ts';
 import { effectiveLimits } from '../teams/team-limits.ts';
 import { Team } from '../teams/team.entity.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
@@ -66,9 +66,9 @@ export class TodoService {
   private readonly orm: MikroORM;
   private readonly files: AttachedFileService;
 
-  constructor(orm: MikroORM, files: AttachedFileService) {
-    this.orm = orm;
-    this.files = files;
+  constructor(options: { orm: MikroORM; files: AttachedFileService }) {
+    this.orm = options.orm;
+    this.files = options.files;
   }
 
   async listBoards(teamId: string) {

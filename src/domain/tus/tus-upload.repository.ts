@@ -101,8 +101,8 @@ function toRow(raw: RawRow): TusUploadRow {
 export class TusUploadRepository {
   private readonly orm: MikroORM;
 
-  constructor(orm: MikroORM) {
-    this.orm = orm;
+  constructor(options: { orm: MikroORM }) {
+    this.orm = options.orm;
   }
 
   private execute<T>(sql: string, params: unknown[]): Promise<T[]> {

@@ -67,9 +67,9 @@ export class StorageQuota {
   private readonly owner: ReservationOwner | null;
 
   /** `owner` is written on every reservation, so a restart of the same instance can release them at once (CrashSweeper). */
-  constructor(orm: MikroORM, owner: ReservationOwner | null = null) {
-    this.orm = orm;
-    this.owner = owner;
+  constructor(options: { orm: MikroORM; owner?: ReservationOwner | null }) {
+    this.orm = options.orm;
+    this.owner = options.owner ?? null;
   }
 
   /**

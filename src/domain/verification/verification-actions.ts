@@ -1,12 +1,28 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { AuthCache } from '../../auth/auth-changes.ts';
+import type { MailSender } from '../../mail/mail-sender.ts';
+import type { SignedLinks } from '../media/signed-links.ts';
+import type { TeamDeletion } from '../teams/team-deletion.ts';
 import { announceAuthChange, announceUserAuthChange } from '../../auth/auth-changes.ts';
 import { conflict } from '../../errors/errors.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { exportLink } from '../users/account-export.ts';
 import { assertEmailFree, checkAccountDeletable, ownedTeam, userRow } from './verification-queries.ts';
 import { EMAIL_VERIFY, type ActionType, type TokenRow } from './verification-token.ts';
-import type { VerificationDeps } from './verification.service.ts';
+
+/** What the actions work with; VerificationService hands them its own dependencies. */
+export interface VerificationActionDeps {
+  orm: MikroORM;
+  mail: MailSender;
+  /** Base address of the service, for the instructions in the mails and the export links. */
+  publicUrl: string;
+  teamDeletion: TeamDeletion;
+  /** Signs account export links; null where nothing confirms an export (the CLI). */
+  exportLinks: SignedLinks | null;
+  /** Forgets a team's keys and sessions, or a user's sessions, on this instance at once (others hear the NOTIFY). */
+  authCache: AuthCache & { invalidateUser(userId: string): void };
+}
 
 /** What an action does once all its tokens are confirmed, and what must still hold at each confirm. */
 export interface ActionRun {
@@ -19,9 +35,9 @@ export interface ActionRun {
 /** The five actions of spec 2.7 this service runs (docs/accounts.md, "The actions"). */
 export class VerificationActions {
   readonly runs: Record<ActionType, ActionRun>;
-  private readonly deps: VerificationDeps;
+  private readonly deps: VerificationActionDeps;
 
-  constructor(deps: VerificationDeps) {
+  constructor(deps: VerificationActionDeps) {
     this.deps = deps;
     this.runs = {
       ACCOUNT_EMAIL_CHANGE: { check: async () => undefined, run: (em, data, tokens) => this.changeEmail(em, data, tokens) },

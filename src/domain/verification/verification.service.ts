@@ -1,15 +1,11 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import type { AuthCache } from '../../auth/auth-changes.ts';
 import { conflict, notFound, tooManyRequests, userDisabled, verificationTokenRefused } from '../../errors/errors.ts';
 import type { Logger } from '../../logging/logger.ts';
-import type { MailSender } from '../../mail/mail-sender.ts';
-import type { SignedLinks } from '../media/signed-links.ts';
-import type { TeamDeletion } from '../teams/team-deletion.ts';
 import { buildAccountExport, checkExportLink } from '../users/account-export.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
 import { verificationTokens, type NewToken } from './verification-tokens.ts';
-import { VerificationActions, type ActionRun } from './verification-actions.ts';
+import { VerificationActions, type ActionRun, type VerificationActionDeps } from './verification-actions.ts';
 import { assertEmailFree, checkAccountDeletable, ownedTeam, userRow } from './verification-queries.ts';
 import { EMAIL_VERIFY, isTokenShaped, tokenProgressView, type ActionType, type TokenProgress, type TokenRow, type TokenType } from './verification-token.ts';
 
@@ -45,16 +41,7 @@ export interface ConfirmResult {
   verificationActionToken: TokenProgress;
 }
 
-export interface VerificationDeps {
-  orm: MikroORM;
-  mail: MailSender;
-  /** Base address of the service, for the instructions in the mails and the export links. */
-  publicUrl: string;
-  teamDeletion: TeamDeletion;
-  /** Signs account export links; null where nothing confirms an export (the CLI). */
-  exportLinks: SignedLinks | null;
-  /** Forgets a team's keys and sessions, or a user's sessions, on this instance at once (others hear the NOTIFY). */
-  authCache: AuthCache & { invalidateUser(userId: string): void };
+export interface VerificationDeps extends VerificationActionDeps {
   logger: Pick<Logger, 'error'>;
 }
 

@@ -75,7 +75,7 @@ export class TusService {
 
   constructor(deps: TusServiceDeps) {
     this.deps = deps;
-    this.uploads = new TusUploadRepository(deps.orm);
+    this.uploads = new TusUploadRepository({ orm: deps.orm });
   }
 
   get expirySeconds(): number {

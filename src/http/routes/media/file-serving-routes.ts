@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import type { Config } from '../../../config/config.ts';
 import type { Services } from '../../../app.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import { MediaFile } from '../../../domain/media/media-file.entity.ts';
 import { mediaFilePart, mediaPath, publicMediaUrl } from '../../../domain/media/media-links.ts';
 import type { ServedTrafficCounter } from '../../../domain/media/served-traffic.ts';
-import { SignedLinks } from '../../../domain/media/signed-links.ts';
 import { isUuid } from '../../../domain/validation.ts';
 import { forbidden, notFound } from '../../../errors/errors.ts';
 import { isStorageError } from '../../../storage/object-store.ts';
@@ -103,14 +101,7 @@ export function fileServingRoutes(
   options: { now?: () => number; servedTraffic?: ServedTrafficCounter } = {},
 ): Route[] {
   const traffic = options.servedTraffic;
-  // Start-up resolves the operator secret; without it (see the report to the lead) links signed by this
-  // process would not survive a restart nor work on another instance, so warn loudly instead of failing.
-  let secret = config.authSecret;
-  if (!secret) {
-    process.emitWarning('fileServingRoutes: no authSecret in the config; private links are signed with a per-process key');
-    secret = randomBytes(32).toString('base64url');
-  }
-  const links = new SignedLinks({ secret, now: options.now });
+  const links = services.fileLinks;
   const publicBase = config.cdnUrl ?? config.publicUrl;
 
   const findFile = async (teamId: string, mediaId: string): Promise<MediaFile | null> => {

@@ -1,7 +1,6 @@
 import type { Config } from '../../../config/config.ts';
 import type { Services } from '../../../app.ts';
 import { Permission } from '../../../auth/permissions.ts';
-import { FolderService } from '../../../domain/folders/folder.service.ts';
 import { authorizeMedia } from '../../guards.ts';
 import { json, type Route } from '../../types.ts';
 
@@ -10,7 +9,7 @@ const edit = { permission: Permission.mediaEdit };
 
 /** Spec 4.9: the media folder routes. */
 export function folderRoutes(services: Services, config: Config): Route[] {
-  const folders = new FolderService(services.orm);
+  const { folders } = services;
   const base = '/v1/cdn/media/:teamId/folders';
 
   return [

@@ -1,9 +1,8 @@
 import type { Config } from '../../../config/config.ts';
 import type { Services } from '../../../app.ts';
 import { Permission } from '../../../auth/permissions.ts';
-import { createCdnPurger } from '../../../domain/media/cdn-purge.ts';
 import type { DeletionLinks } from '../../../domain/media/deletion-links.ts';
-import { bulkPermission, MediaEditService } from '../../../domain/media/media-edit.service.ts';
+import { bulkPermission } from '../../../domain/media/media-edit.service.ts';
 import { forbidden } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { createLogger, type Logger } from '../../../logging/logger.ts';
@@ -17,22 +16,14 @@ const remove = { permission: Permission.mediaDelete };
 /**
  * Spec 4.6-4.8: update, delete and bulk actions on media files.
  *
- * `logger` receives failed object removals and CDN purges; without one the
- * routes log through their own logger at the configured level. With `deletionLinks`, the deletion
- * links' routes (deletion-link-routes.ts) delete through the same service.
+ * Edits go through `services.mediaEdits`, which logs failed object removals and CDN purges (`logger`
+ * is no longer used). With `deletionLinks`, the deletion links' routes (deletion-link-routes.ts)
+ * delete through the same service.
  */
 export function mediaEditRoutes(
   services: Services, config: Config, logger: Logger = createLogger(config.logLevel), deletionLinks: DeletionLinks | null = null,
 ): Route[] {
-  const log = logger.child({ component: 'media-edit' });
-  const edits = new MediaEditService({
-    orm: services.orm,
-    store: services.store,
-    media: services.media,
-    purger: createCdnPurger(config.cdnPurgeUrl, log),
-    linkBaseUrl: config.cdnUrl ?? config.publicUrl,
-    logger: log,
-  });
+  const edits = services.mediaEdits;
   const base = '/v1/cdn/media/:teamId';
 
   /**

@@ -1,14 +1,4 @@
 import type { Services } from '../../../app.ts';
-import { ApiKeyAdminService } from '../../../domain/api-keys/api-key-admin.service.ts';
-import { GroupAdminService } from '../../../domain/groups/group-admin.service.ts';
-import { InviteService } from '../../../domain/invites/invite.service.ts';
-import { MemberAdminService } from '../../../domain/members/member-admin.service.ts';
-import { MemberNoteService } from '../../../domain/members/member-note.service.ts';
-import { TeamModuleService } from '../../../domain/modules/team-module.service.ts';
-import { PlanQueryService } from '../../../domain/plans/plan-query.service.ts';
-import { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
-import { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
-import { TeamMeService } from '../../../domain/teams/team-me.service.ts';
 import type { Route } from '../../types.ts';
 import { apiKeyRoutes } from './api-key-routes.ts';
 import { groupRoutes } from './group-routes.ts';
@@ -22,21 +12,21 @@ import { teamSettingsRoutes } from './team-settings-routes.ts';
 
 /** Everything a team needs to run itself with its own key, under /v1/teams/{teamId} (docs/team-admin.md). */
 export function teamAdminRoutes(
-  services: Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'authFailures' | 'subscriptions'>,
+  services: Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'authFailures' | 'subscriptions' | 'invites' | 'memberAdmin' | 'memberNotes' | 'teamMe'
+    | 'teamSettings' | 'teamLogs' | 'groupAdmin' | 'teamModules' | 'plans' | 'apiKeyAdmin'>,
   config: { maxJsonBodyBytes: number; authSecret: string },
 ): Route[] {
   const route = teamRouteBuilder(services, config.maxJsonBodyBytes);
-  const invites = new InviteService(services.orm, services.authenticator);
-  const members = new MemberAdminService(services.orm, services.authenticator);
+  const { invites, memberAdmin: members } = services;
   return [
     ...inviteRoutes(route, invites),
     inviteAcceptRoute(invites, { ...config, authFailures: services.authFailures }),
-    ...teamSettingsRoutes(route, new TeamSettingsService(services.orm, services.authenticator)),
-    ...teamLogRoutes(route, new TeamLogList(services.orm)),
-    ...memberRoutes(route, members, new MemberNoteService(services.orm), new TeamMeService(services.orm, members, services.subscriptions)),
-    ...groupRoutes(route, new GroupAdminService(services.orm, services.authenticator)),
-    ...moduleRoutes(route, new TeamModuleService(services.orm)),
-    ...planRoutes(route, new PlanQueryService(services.orm), services.subscriptions),
-    ...apiKeyRoutes(route, new ApiKeyAdminService(services.orm, services.authenticator)),
+    ...teamSettingsRoutes(route, services.teamSettings),
+    ...teamLogRoutes(route, services.teamLogs),
+    ...memberRoutes(route, members, services.memberNotes, services.teamMe),
+    ...groupRoutes(route, services.groupAdmin),
+    ...moduleRoutes(route, services.teamModules),
+    ...planRoutes(route, services.plans, services.subscriptions),
+    ...apiKeyRoutes(route, services.apiKeyAdmin),
   ];
 }

@@ -1,13 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Services } from '../../../app.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import type { Principal } from '../../../auth/principal.ts';
-import { SignedLinks } from '../../../domain/media/signed-links.ts';
+import type { SignedLinks } from '../../../domain/media/signed-links.ts';
 import { AttachedFileService, contentPath, type FileVisibility } from '../../../domain/team-files/attached-file.service.ts';
 import { TEAM_FILES, TODO_FILES, type FileKind } from '../../../domain/team-files/file-kinds.ts';
-import { TodoService, parseTodoFilters } from '../../../domain/todos/todo.service.ts';
+import { parseTodoFilters } from '../../../domain/todos/todo.service.ts';
 import { parseInput, uuid } from '../../../domain/validation.ts';
 import { forbidden, notFound } from '../../../errors/errors.ts';
 import { isStorageError } from '../../../storage/object-store.ts';
@@ -31,7 +30,7 @@ export interface TeamFileRouteConfig {
   logger: Pick<Logger, 'error'>;
 }
 
-type TeamFileServices = Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'store' | 'gate' | 'uploads' | 'metrics'>;
+type TeamFileServices = Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'store' | 'gate' | 'uploads' | 'metrics' | 'fileLinks' | 'attachedFiles' | 'todos'>;
 
 const listFilterSchema = z.strictObject({ uploadTeamMemberId: uuid.optional(), targetTeamMemberId: uuid.optional() });
 
@@ -42,9 +41,7 @@ const listFilterSchema = z.strictObject({ uploadTeamMemberId: uuid.optional(), t
  */
 export function teamFileRoutes(services: TeamFileServices, config: TeamFileRouteConfig): Route[] {
   const route = teamRouteBuilder(services, config.maxJsonBodyBytes);
-  const links = new SignedLinks({ secret: config.authSecret || randomBytes(32).toString('base64url') });
-  const files = new AttachedFileService({ orm: services.orm, store: services.store, links, publicUrl: config.publicUrl, logger: config.logger });
-  const todos = new TodoService(services.orm, files);
+  const { fileLinks: links, attachedFiles: files, todos } = services;
 
   /** Team files: `team.files.manage` sees all; anyone else the files it uploaded or that are for it. */
   const teamFileVisibility = (principal: Principal): FileVisibility => ({ all: principal.permissions.has(Permission.filesManage), memberId: principal.memberId });

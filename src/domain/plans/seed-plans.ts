@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Plan } from '../domain/plans/plan.entity.ts';
-import { defaultPlanLimits, MB, type PlanLimits } from '../domain/plans/plan-limits.ts';
+import { Plan } from './plan.entity.ts';
+import { defaultPlanLimits, MB, type PlanLimits } from './plan-limits.ts';
 
 const TiB_IN_KiB = 1024 ** 3;
 
