@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { MAX_SNIFF_BYTES, type SniffResult } from '../media/file-type.ts';
+import { MAX_SNIFF_BYTES, type SniffResult } from '../uploads/sniffing/sniff-content.ts';
 import type { MediaTask, MediaTaskResult, MediaTaskResultFor } from './media-task-types.ts';
 
 const WORKER_FILE = fileURLToPath(new URL('../../workers/media-tasks.ts', import.meta.url));

@@ -3,8 +3,8 @@
 // the work runs, 422 for another request, a failure or an error answer frees the key, an answer
 // recorded by the work in its own transaction.
 import t from 'tap';
-import { fingerprintOf } from '../../src/domain/idempotency/idempotency-key.ts';
-import { runIdempotent } from '../../src/http/idempotency.ts';
+import { fingerprintOf } from '../../src/uploads/idempotency/idempotency-key.ts';
+import { runIdempotent } from '../../src/uploads/idempotency/run-idempotent.ts';
 import type { HttpRequest, HttpResult } from '../../src/http/types.ts';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { badRequest } from '../../src/errors/errors.ts';

@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import t from 'tap';
-import { fingerprintOf } from '../../src/domain/idempotency/idempotency-key.ts';
-import { parseMultipartOptions } from '../../src/upload/upload-options.ts';
+import { fingerprintOf } from '../../src/uploads/idempotency/idempotency-key.ts';
+import { parseMultipartOptions } from '../../src/uploads/options/upload-options.ts';
 import { holdTeamCommits, sendAndLoseAnswer } from '../helpers/commit-hold.ts';
 import { createTeam as createCrashTeam, prepareInstance, startService } from '../helpers/crashed-instance.ts';
 import { connectPg } from '../helpers/database.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { hashContent, loadXxhash } from '../../src/media/content-hash.ts';
+import { hashContent, loadXxhash } from '../../src/uploads/hashing/content-hash.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { uploadJson, uploadMultipart } from '../helpers/uploads.ts';
 

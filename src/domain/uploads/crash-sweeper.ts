@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { ObjectStore } from '../../storage/object-store.ts';
-import type { ReservationOwner } from './storage-quota.ts';
+import type { ReservationOwner } from '../../uploads/quota/storage-quota.ts';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 import { PeriodicRun } from '../../timers/periodic-run.ts';
 

@@ -2,16 +2,16 @@ import { TUS_RESUMABLE, TUS_VERSION } from '@tus/utils';
 import type { Authenticator } from '../../../auth/authenticator.ts';
 import { Permission, Scope } from '../../../auth/permissions.ts';
 import type { Principal } from '../../../auth/principal.ts';
-import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
-import type { TusUploadRow } from '../../../domain/tus/tus-upload.repository.ts';
+import { fingerprintOf } from '../../../uploads/idempotency/idempotency-key.ts';
+import type { TusUploadRow } from '../../../uploads/tus/tus-upload.repository.ts';
 import { badRequest, notFound, tusVersionUnsupported, unsupportedMediaType } from '../../../errors/errors.ts';
 import { isUuid } from '../../../domain/validation.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import type { AdmissionGate } from '../../../limits/admission-gate.ts';
+import type { AdmissionGate } from '../../../uploads/admission/admission-gate.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
-import type { TusPatchResult, TusService } from '../../../upload/tus/tus-service.ts';
+import type { TusPatchResult, TusService } from '../../../uploads/tus/tus-service.ts';
 import { authorizeMedia } from '../../guards.ts';
-import { runIdempotent, type IdempotentRouteDeps } from '../../idempotency.ts';
+import { runIdempotent, type IdempotentRouteDeps } from '../../../uploads/idempotency/run-idempotent.ts';
 import type { HttpRequest, HttpResult, Route } from '../../types.ts';
 
 export interface TusRouteDeps extends IdempotentRouteDeps {

@@ -11,10 +11,10 @@ import { TodoService, parseTodoFilters } from '../../../domain/todos/todo.servic
 import { parseInput, uuid } from '../../../domain/validation.ts';
 import { forbidden, notFound } from '../../../errors/errors.ts';
 import { isStorageError } from '../../../storage/object-store.ts';
-import { AttachedFileUploadTarget, parseAttachedFileQuery, type AttachedFileOptions } from '../../../upload/attached-file-target.ts';
-import { JsonUploadParser } from '../../../upload/parsers/json-upload-parser.ts';
-import { MultipartParser, multipartBoundary } from '../../../upload/parsers/multipart-parser.ts';
-import type { UploadRoute } from '../../../upload/upload-service.ts';
+import { AttachedFileUploadTarget, parseAttachedFileQuery, type AttachedFileOptions } from '../../../uploads/targets/attached-file-target.ts';
+import { JsonUploadParser } from '../../../uploads/parsers/json-upload-parser.ts';
+import { MultipartParser, multipartBoundary } from '../../../uploads/parsers/multipart-parser.ts';
+import type { UploadRoute } from '../../../uploads/receive/upload-service.ts';
 import { readPaging } from '../../paging.ts';
 import type { HttpRequest, HttpResult, Route } from '../../types.ts';
 import { json, noContent } from '../../types.ts';

@@ -1,6 +1,6 @@
 import PQueue from 'p-queue';
-import { uploadBusy } from '../errors/errors.ts';
-import type { ServiceError } from '../errors/service-error.ts';
+import { uploadBusy } from '../../errors/errors.ts';
+import type { ServiceError } from '../../errors/service-error.ts';
 
 export interface AdmissionGateOptions {
   concurrency: number;

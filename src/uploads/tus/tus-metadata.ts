@@ -1,7 +1,7 @@
 import { Metadata } from '@tus/utils';
-import type { TusUploadOptions } from '../../domain/tus/tus-upload.repository.ts';
+import type { TusUploadOptions } from './tus-upload.repository.ts';
 import { badRequest, missingArgument } from '../../errors/errors.ts';
-import { parseMultipartOptions } from '../upload-options.ts';
+import { parseMultipartOptions } from '../options/upload-options.ts';
 
 /** Upload-Metadata keys (tus) and the upload option each one is. */
 const OPTION_OF_KEY: Record<string, string> = { filename: 'fileName', folder: 'folder', folderId: 'folderId', tags: 'tags', public: 'public' };

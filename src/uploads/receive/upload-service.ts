@@ -1,24 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Principal } from '../auth/principal.ts';
-import type { IdempotencyClaim } from '../domain/idempotency/idempotency-keys.ts';
-import type { TeamStateCache } from '../domain/teams/team-state-cache.ts';
-import type { TeamStorageState } from '../domain/teams/team.service.ts';
-import { grantsAhead, type StorageQuota } from '../domain/uploads/storage-quota.ts';
-import { fileAboveSizeLimit, payloadTooLarge, requestTimeout, serviceUnavailable, teamStorageFull } from '../errors/errors.ts';
-import type { XxHashApi } from '../media/content-hash.ts';
-import { resolveContentType, sniffContent } from '../media/file-type.ts';
-import type { MediaPool } from '../pool/media-pool.ts';
-import { StorageError, type ObjectStore, type ObjectWriter } from '../storage/object-store.ts';
-import { InlineContentHasher, PooledContentHasher, type ContentHasher } from './content-hasher.ts';
+import type { Principal } from '../../auth/principal.ts';
+import type { IdempotencyClaim } from '../../domain/idempotency/idempotency-keys.ts';
+import type { TeamStateCache } from '../../domain/teams/team-state-cache.ts';
+import type { TeamStorageState } from '../../domain/teams/team.service.ts';
+import { grantsAhead, type StorageQuota } from '../quota/storage-quota.ts';
+import { fileAboveSizeLimit, payloadTooLarge, requestTimeout, serviceUnavailable, teamStorageFull } from '../../errors/errors.ts';
+import type { XxHashApi } from '../hashing/content-hash.ts';
+import { resolveContentType, sniffContent } from '../sniffing/sniff-content.ts';
+import type { MediaPool } from '../../pool/media-pool.ts';
+import { StorageError, type ObjectStore, type ObjectWriter } from '../../storage/object-store.ts';
+import { InlineContentHasher, PooledContentHasher, type ContentHasher } from '../hashing/content-hasher.ts';
 import { DiscardWriter } from './discard-writer.ts';
 import { IdleTimer } from './idle-timer.ts';
-import type { BodyParser, BodyParserEvents, FileStart } from './parsers/body-parser.ts';
-import { declaredTypeRefusal, sizeRefusal, storedTypeRefusal, type FileConstraints } from './file-constraints.ts';
+import type { BodyParser, BodyParserEvents, FileStart } from '../parsers/body-parser.ts';
+import { declaredTypeRefusal, sizeRefusal, storedTypeRefusal, type FileConstraints } from '../options/file-constraints.ts';
 import { RunningUploads, type RunningUpload } from './running-uploads.ts';
 import { UploadActor, type ReceivedFile } from './upload-actor.ts';
 import type { UploadBody } from './upload-body.ts';
-import type { CommittedUpload, StoredUpload, UploadTarget } from './upload-target.ts';
+import type { CommittedUpload, StoredUpload, UploadTarget } from '../targets/upload-target.ts';
 
 export const MB = 1_000_000;
 

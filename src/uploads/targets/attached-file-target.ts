@@ -1,13 +1,13 @@
-import type { Principal } from '../auth/principal.ts';
-import type { AttachedFileService } from '../domain/team-files/attached-file.service.ts';
-import { fileStorageKey, type FileKind } from '../domain/team-files/file-kinds.ts';
-import { isUuid } from '../domain/validation.ts';
-import { badRequest, missingArgument, unsupportedMediaType } from '../errors/errors.ts';
-import { checkNameAndType, resolveContentType } from '../media/file-type.ts';
-import { refusalAtFileStart } from './file-refusal.ts';
-import type { FileStart } from './parsers/body-parser.ts';
-import type { ReceivedFile } from './upload-actor.ts';
-import { parseFileName } from './upload-options.ts';
+import type { Principal } from '../../auth/principal.ts';
+import type { AttachedFileService } from '../../domain/team-files/attached-file.service.ts';
+import { fileStorageKey, type FileKind } from '../../domain/team-files/file-kinds.ts';
+import { isUuid } from '../../domain/validation.ts';
+import { badRequest, missingArgument, unsupportedMediaType } from '../../errors/errors.ts';
+import { checkNameAndType, resolveContentType } from '../sniffing/sniff-content.ts';
+import { refusalAtFileStart } from '../options/file-refusal.ts';
+import type { FileStart } from '../parsers/body-parser.ts';
+import type { ReceivedFile } from '../receive/upload-actor.ts';
+import { parseFileName } from '../options/upload-options.ts';
 import type { StoredUpload, UploadTarget } from './upload-target.ts';
 
 /** Options of a team or to-do file upload known before the body: the multipart route's query, or the to-do of the path. */

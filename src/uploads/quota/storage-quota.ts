@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { defaultPlanLimits } from '../plans/plan-limits.ts';
+import { defaultPlanLimits } from '../../domain/plans/plan-limits.ts';
 
 // maxTeamStorage in bytes for the team row `tt` joined with its plan `p`; NULL means unlimited.
 // The upload commit (media_commit_uploads, Migration20261123040000GroupCommit) computes the same in plpgsql.

@@ -1,7 +1,7 @@
-import { parseIdempotencyKey } from '../domain/idempotency/idempotency-key.ts';
-import type { IdempotencyClaim, IdempotencyKeys, IdempotentRequest, StoredAnswer } from '../domain/idempotency/idempotency-keys.ts';
-import type { Metrics } from '../observability/metrics.ts';
-import type { HttpRequest, HttpResult } from './types.ts';
+import { parseIdempotencyKey } from './idempotency-key.ts';
+import type { IdempotencyClaim, IdempotencyKeys, IdempotentRequest, StoredAnswer } from '../../domain/idempotency/idempotency-keys.ts';
+import type { Metrics } from '../../observability/metrics.ts';
+import type { HttpRequest, HttpResult } from '../../http/types.ts';
 
 /** The header a replayed answer carries (API additions). */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';

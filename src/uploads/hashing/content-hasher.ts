@@ -1,5 +1,5 @@
-import { BlockSplitter, combineBlockHashes, HASH_BLOCK_SIZE, hashBlock, type XxHashApi } from '../media/content-hash.ts';
-import type { MediaPool } from '../pool/media-pool.ts';
+import { BlockSplitter, combineBlockHashes, HASH_BLOCK_SIZE, hashBlock, type XxHashApi } from './content-hash.ts';
+import type { MediaPool } from '../../pool/media-pool.ts';
 
 /** Feeds an upload's bytes into the content hash of src/media/content-hash.ts. */
 export interface ContentHasher {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { fileAboveSizeLimit, idempotencyInFlight, notFound, teamStorageFull } from '../../errors/errors.ts';
-import type { IdempotencyClaim } from '../idempotency/idempotency-keys.ts';
-import { ensureFolderPath, findFolder, findFolderPath, type FolderRef } from '../folders/folder-resolver.ts';
-import type { MediaService } from '../media/media.service.ts';
+import type { IdempotencyClaim } from '../../domain/idempotency/idempotency-keys.ts';
+import { ensureFolderPath, findFolder, findFolderPath, type FolderRef } from '../../domain/folders/folder-resolver.ts';
+import type { MediaService } from '../../domain/media/media.service.ts';
 import { commitUploads, type CommitOutcome, type GroupCommit, type UploadCommitRecord } from './group-commit.ts';
 
 /** An upload whose file is stored and whose name and type are settled: what its commit needs. */

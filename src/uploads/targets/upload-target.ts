@@ -1,7 +1,7 @@
-import type { IdempotencyClaim } from '../domain/idempotency/idempotency-keys.ts';
-import type { ServiceError } from '../errors/service-error.ts';
-import type { FileStart } from './parsers/body-parser.ts';
-import type { ReceivedFile } from './upload-actor.ts';
+import type { IdempotencyClaim } from '../../domain/idempotency/idempotency-keys.ts';
+import type { ServiceError } from '../../errors/service-error.ts';
+import type { FileStart } from '../parsers/body-parser.ts';
+import type { ReceivedFile } from '../receive/upload-actor.ts';
 
 /** A stored upload about to be committed: its new id and the key its bytes are under. */
 export interface StoredUpload {

@@ -1,7 +1,7 @@
-import { badRequest, fileAboveSizeLimit, fileTooLarge, payloadTooLarge, teamStorageFull, unsupportedMediaType } from '../errors/errors.ts';
-import type { ServiceError } from '../errors/service-error.ts';
-import type { ObjectWriter } from '../storage/object-store.ts';
-import type { BodyParser, BodyParserEvents, FileStart } from './parsers/body-parser.ts';
+import { badRequest, fileAboveSizeLimit, fileTooLarge, payloadTooLarge, teamStorageFull, unsupportedMediaType } from '../../errors/errors.ts';
+import type { ServiceError } from '../../errors/service-error.ts';
+import type { ObjectWriter } from '../../storage/object-store.ts';
+import type { BodyParser, BodyParserEvents, FileStart } from '../parsers/body-parser.ts';
 
 /** Bytes of a file's start that type sniffing looks at. */
 export const SNIFF_BYTES = 4096;

@@ -1,7 +1,7 @@
-import { unsupportedMediaType } from '../errors/errors.ts';
-import { ServiceError } from '../errors/service-error.ts';
-import { checkNameAndType } from '../media/file-type.ts';
-import type { FileStart } from './parsers/body-parser.ts';
+import { unsupportedMediaType } from '../../errors/errors.ts';
+import { ServiceError } from '../../errors/service-error.ts';
+import { checkNameAndType } from '../sniffing/sniff-content.ts';
+import type { FileStart } from '../parsers/body-parser.ts';
 import { parseFileName, type UploadOptions } from './upload-options.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { CompiledQuery } from 'kysely';
 import { isDatabaseUnavailable } from '../../db/database-errors.ts';
-import { defaultPlanLimits } from '../plans/plan-limits.ts';
+import { defaultPlanLimits } from '../../domain/plans/plan-limits.ts';
 
 /** What an upload's commit writes: the media row's columns and the outbox payload. */
 export interface UploadCommitRecord {

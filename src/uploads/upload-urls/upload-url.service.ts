@@ -4,12 +4,12 @@ import { z } from 'zod';
 import type { Principal } from '../../auth/principal.ts';
 import { makerOf, type UploadMaker } from '../../auth/upload-maker.ts';
 import { notFound, teamArchived, unsupportedMediaType, uploadUrlRefused } from '../../errors/errors.ts';
-import { checkNameAndType } from '../../media/file-type.ts';
-import { parseOptionFields, uploadOptionSchemas, MAX_TAGS, type UploadOptions } from '../../upload/upload-options.ts';
-import { findFolder } from '../folders/folder-resolver.ts';
-import type { SignedLinks } from '../media/signed-links.ts';
-import { parseInput } from '../validation.ts';
-import { contentTypeListSchema } from '../../upload/file-constraints.ts';
+import { checkNameAndType } from '../sniffing/sniff-content.ts';
+import { parseOptionFields, uploadOptionSchemas, MAX_TAGS, type UploadOptions } from '../options/upload-options.ts';
+import { findFolder } from '../../domain/folders/folder-resolver.ts';
+import type { SignedLinks } from '../../domain/media/signed-links.ts';
+import { parseInput } from '../../domain/validation.ts';
+import { contentTypeListSchema } from '../options/file-constraints.ts';
 
 export const UPLOAD_URL_MIN_SECONDS = 60;
 export const UPLOAD_URL_MAX_SECONDS = 3600;

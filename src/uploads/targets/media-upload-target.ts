@@ -1,16 +1,16 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Principal } from '../auth/principal.ts';
-import { findFolder } from '../domain/folders/folder-resolver.ts';
-import { fingerprintOf } from '../domain/idempotency/idempotency-key.ts';
-import type { IdempotencyClaim } from '../domain/idempotency/idempotency-keys.ts';
-import type { UploadCommitter } from '../domain/uploads/upload-commit.ts';
-import { badRequest, unsupportedMediaType } from '../errors/errors.ts';
-import { checkNameAndType, resolveContentType } from '../media/file-type.ts';
-import { refusalAtFileStart } from './file-refusal.ts';
-import type { FileStart } from './parsers/body-parser.ts';
-import type { ReceivedFile } from './upload-actor.ts';
-import { parseFileName, parseJsonOptions, type UploadOptions } from './upload-options.ts';
-import type { UploadRoute } from './upload-service.ts';
+import type { Principal } from '../../auth/principal.ts';
+import { findFolder } from '../../domain/folders/folder-resolver.ts';
+import { fingerprintOf } from '../idempotency/idempotency-key.ts';
+import type { IdempotencyClaim } from '../../domain/idempotency/idempotency-keys.ts';
+import type { UploadCommitter } from '../commit/upload-commit.ts';
+import { badRequest, unsupportedMediaType } from '../../errors/errors.ts';
+import { checkNameAndType, resolveContentType } from '../sniffing/sniff-content.ts';
+import { refusalAtFileStart } from '../options/file-refusal.ts';
+import type { FileStart } from '../parsers/body-parser.ts';
+import type { ReceivedFile } from '../receive/upload-actor.ts';
+import { parseFileName, parseJsonOptions, type UploadOptions } from '../options/upload-options.ts';
+import type { UploadRoute } from '../receive/upload-service.ts';
 import type { StoredUpload, UploadTarget } from './upload-target.ts';
 
 export function storageKeyOf(teamId: string, mediaId: string): string {

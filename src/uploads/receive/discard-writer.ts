@@ -1,4 +1,4 @@
-import type { ObjectWriter } from '../storage/object-store.ts';
+import type { ObjectWriter } from '../../storage/object-store.ts';
 
 /**
  * A writer that keeps nothing: the body of a retried idempotent upload is read only to compare

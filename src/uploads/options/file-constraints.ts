@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { fileTooLarge, unsupportedMediaType } from '../errors/errors.ts';
-import type { ServiceError } from '../errors/service-error.ts';
+import { fileTooLarge, unsupportedMediaType } from '../../errors/errors.ts';
+import type { ServiceError } from '../../errors/service-error.ts';
 
 /**
  * Limits a request fixes for its one file beyond the team's (an upload URL's maxSizeBytes and

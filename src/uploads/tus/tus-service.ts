@@ -4,21 +4,21 @@ import type { Principal } from '../../auth/principal.ts';
 import { makerOf, type UploadMaker } from '../../auth/upload-maker.ts';
 import { findFolder } from '../../domain/folders/folder-resolver.ts';
 import type { TeamStateCache } from '../../domain/teams/team-state-cache.ts';
-import { TusUploadRepository, type TusUploadRow } from '../../domain/tus/tus-upload.repository.ts';
-import type { StorageQuota } from '../../domain/uploads/storage-quota.ts';
-import type { UploadCommitter } from '../../domain/uploads/upload-commit.ts';
+import { TusUploadRepository, type TusUploadRow } from './tus-upload.repository.ts';
+import type { StorageQuota } from '../quota/storage-quota.ts';
+import type { UploadCommitter } from '../commit/upload-commit.ts';
 import {
   conflict, fileAboveSizeLimit, notFound, payloadTooLarge, serviceUnavailable, teamStorageFull, tusUploadComplete, tusUploadRevoked,
   unsupportedMediaType, uploadLocked, uploadOffsetConflict,
 } from '../../errors/errors.ts';
-import type { XxHashApi } from '../../media/content-hash.ts';
-import { checkNameAndType, MAX_SNIFF_BYTES, resolveContentType, sniffContent } from '../../media/file-type.ts';
+import type { XxHashApi } from '../hashing/content-hash.ts';
+import { checkNameAndType, MAX_SNIFF_BYTES, resolveContentType, sniffContent } from '../sniffing/sniff-content.ts';
 import { ServiceError } from '../../errors/service-error.ts';
 import { StorageError, type ObjectStore } from '../../storage/object-store.ts';
 import type { ResumableProgress, ResumableStore, ResumableUpload } from '../../storage/resumable-store.ts';
-import { InlineContentHasher } from '../content-hasher.ts';
-import type { UploadBody } from '../upload-body.ts';
-import { storageKeyOf } from '../media-upload-target.ts';
+import { InlineContentHasher } from '../hashing/content-hasher.ts';
+import type { UploadBody } from '../receive/upload-body.ts';
+import { storageKeyOf } from '../targets/media-upload-target.ts';
 import { bodyChunks } from './body-chunks.ts';
 import { parseTusMetadata } from './tus-metadata.ts';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { badRequest, missingArgument } from '../errors/errors.ts';
-import { isUuid } from '../domain/validation.ts';
-import { MAX_FOLDER_DEPTH } from '../domain/folders/media-folder.entity.ts';
+import { badRequest, missingArgument } from '../../errors/errors.ts';
+import { isUuid } from '../../domain/validation.ts';
+import { MAX_FOLDER_DEPTH } from '../../domain/folders/media-folder.entity.ts';
 
 /** Upload options after validation; the same for both routes. */
 export interface UploadOptions {

@@ -1,4 +1,4 @@
-import type { UploadBody } from '../upload-body.ts';
+import type { UploadBody } from '../receive/upload-body.ts';
 
 /**
  * A request body as an async iterable, with backpressure: the socket is paused while more than
