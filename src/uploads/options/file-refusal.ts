@@ -1,8 +1,9 @@
 import { unsupportedMediaType } from '../../errors/errors.ts';
 import { ServiceError } from '../../errors/service-error.ts';
-import { checkNameAndType } from '../sniffing/sniff-content.ts';
+import { checkNameAndType } from '../../domain/file-types.ts';
 import type { FileStart } from '../parsers/body-parser.ts';
-import { parseFileName, type UploadOptions } from './upload-options.ts';
+import { parseFileName } from '../../domain/file-names.ts';
+import type { UploadOptions } from './upload-options.ts';
 
 /**
  * What can be refused as soon as a file starts, before any of its bytes is stored: a name that is

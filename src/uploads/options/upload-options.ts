@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { badRequest, missingArgument } from '../../errors/errors.ts';
-import { isUuid } from '../../domain/validation.ts';
+import { MAX_FILE_NAME_LENGTH, parseFileName, parseFolderPath } from '../../domain/file-names.ts';
 import { MAX_FOLDER_DEPTH } from '../../domain/folders/media-folder.entity.ts';
+import { MAX_TAGS, parseTags, TAG_PATTERN } from '../../domain/tags.ts';
+import { isUuid } from '../../domain/validation.ts';
 
 /** Upload options after validation; the same for both routes. */
 export interface UploadOptions {
@@ -12,61 +14,6 @@ export interface UploadOptions {
   folderPath: string[] | null;
   folderId: string | null;
   tags: string[];
-}
-
-export const MAX_TAGS = 20;
-const TAG_PATTERN = /^[a-z0-9_.:@-]{1,64}$/;
-const MAX_FILE_NAME_LENGTH = 255;
-// C0/C1 controls, NUL, and the bidirectional overrides that can disguise an extension.
-const UNSAFE_NAME_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
-// A UTF-16 surrogate without its pair (a valid JSON escape such as "\ud800") is not text: PostgreSQL
-// would store U+FFFD in its place, and the upload event's jsonb payload refuses it (a 500 before).
-const UNPAIRED_SURROGATE = /\p{Cs}/u;
-
-/** Spec 2.3: a tag is 1-64 of `a-z 0-9 _ . : @ -`; upper case is invalid, not lower-cased. Duplicates collapse. */
-export function parseTags(value: unknown): string[] {
-  let tags: unknown[];
-  if (value === undefined || value === null || value === '') return [];
-  if (typeof value === 'string') tags = value.split(',');
-  else if (Array.isArray(value)) tags = value;
-  else throw badRequest('tags must be a list of strings', 'tags');
-  const normalised = new Set<string>();
-  for (const tag of tags) {
-    if (typeof tag !== 'string') throw badRequest('tags must be a list of strings', 'tags');
-    const candidate = tag.trim();
-    if (!TAG_PATTERN.test(candidate)) {
-      throw badRequest(`Invalid tag "${tag.slice(0, 80)}": a tag is 1-64 characters of a-z 0-9 _ . : @ - (lower case only)`, 'tags');
-    }
-    normalised.add(candidate);
-  }
-  if (normalised.size > MAX_TAGS) throw badRequest(`A file has at most ${MAX_TAGS} tags`, 'tags');
-  return [...normalised];
-}
-
-/** A file name to store: the last path segment, without controls, 1-255 characters. */
-export function parseFileName(value: unknown, field = 'fileName'): string {
-  if (typeof value !== 'string') throw badRequest(`${field} must be a string`, field);
-  const name = value.split(/[\\/]/).pop()!.trim();
-  if (name.length === 0 || name === '.' || name === '..') throw badRequest(`${field} must not be empty`, field);
-  if (name.length > MAX_FILE_NAME_LENGTH) throw badRequest(`${field} is longer than ${MAX_FILE_NAME_LENGTH} characters`, field);
-  if (UNSAFE_NAME_CHARACTERS.test(name)) throw badRequest(`${field} contains control characters`, field);
-  if (UNPAIRED_SURROGATE.test(name)) throw badRequest(`${field} is not valid Unicode text`, field);
-  return name;
-}
-
-/** `a/b/c` into segments; at most 5 levels of 1-100 characters each. */
-export function parseFolderPath(value: unknown): string[] {
-  if (typeof value !== 'string') throw badRequest('folder must be a string', 'folder');
-  const segments = value.replace(/^\/+|\/+$/g, '').split('/').map((segment) => segment.trim());
-  if (segments.some((segment) => segment.length === 0)) throw badRequest('folder has an empty path segment', 'folder');
-  if (segments.length > MAX_FOLDER_DEPTH) throw badRequest(`Folders nest at most ${MAX_FOLDER_DEPTH} levels`, 'folder');
-  for (const segment of segments) {
-    if (segment.length > 100) throw badRequest('A folder name is at most 100 characters', 'folder');
-    if (UNSAFE_NAME_CHARACTERS.test(segment) || UNPAIRED_SURROGATE.test(segment) || segment === '.' || segment === '..') {
-      throw badRequest('folder contains an invalid name', 'folder');
-    }
-  }
-  return segments;
 }
 
 function parseFolderId(value: unknown): string {

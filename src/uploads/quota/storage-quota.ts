@@ -1,5 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { defaultPlanLimits } from '../../domain/plans/plan-limits.ts';
+import type { ReservationOwner } from '../../domain/usage/reservation-owner.ts';
 
 // maxTeamStorage in bytes for the team row `tt` joined with its plan `p`; NULL means unlimited.
 // The upload commit (media_commit_uploads, Migration20261123040000GroupCommit) computes the same in plpgsql.
@@ -45,12 +46,6 @@ export function grantsAhead(freeStorage: number | null, ahead: number): boolean 
 const RELEASE = `
 with released as (delete from upload_reservation where id = ? returning team_id, bytes)
 update team t set reserved_storage = t.reserved_storage - released.bytes from released where t.id = released.team_id`;
-
-/** The process that makes a reservation: its instance id (stable across restarts) and this start's boot id. */
-export interface ReservationOwner {
-  readonly instanceId: string;
-  readonly bootId: string;
-}
 
 /**
  * The team storage counter, enforced in the database so that concurrent

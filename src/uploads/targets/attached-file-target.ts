@@ -3,11 +3,11 @@ import type { AttachedFileService } from '../../domain/team-files/attached-file.
 import { fileStorageKey, type FileKind } from '../../domain/team-files/file-kinds.ts';
 import { isUuid } from '../../domain/validation.ts';
 import { badRequest, missingArgument, unsupportedMediaType } from '../../errors/errors.ts';
-import { checkNameAndType, resolveContentType } from '../sniffing/sniff-content.ts';
+import { checkNameAndType, resolveContentType } from '../../domain/file-types.ts';
 import { refusalAtFileStart } from '../options/file-refusal.ts';
 import type { FileStart } from '../parsers/body-parser.ts';
 import type { ReceivedFile } from '../receive/upload-actor.ts';
-import { parseFileName } from '../options/upload-options.ts';
+import { parseFileName } from '../../domain/file-names.ts';
 import type { StoredUpload, UploadTarget } from './upload-target.ts';
 
 /** Options of a team or to-do file upload known before the body: the multipart route's query, or the to-do of the path. */

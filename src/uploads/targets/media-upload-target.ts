@@ -5,11 +5,12 @@ import { fingerprintOf } from '../idempotency/idempotency-key.ts';
 import type { IdempotencyClaim } from '../../domain/idempotency/idempotency-keys.ts';
 import type { UploadCommitter } from '../commit/upload-commit.ts';
 import { badRequest, unsupportedMediaType } from '../../errors/errors.ts';
-import { checkNameAndType, resolveContentType } from '../sniffing/sniff-content.ts';
+import { checkNameAndType, resolveContentType } from '../../domain/file-types.ts';
 import { refusalAtFileStart } from '../options/file-refusal.ts';
 import type { FileStart } from '../parsers/body-parser.ts';
 import type { ReceivedFile } from '../receive/upload-actor.ts';
-import { parseFileName, parseJsonOptions, type UploadOptions } from '../options/upload-options.ts';
+import { parseFileName } from '../../domain/file-names.ts';
+import { parseJsonOptions, type UploadOptions } from '../options/upload-options.ts';
 import type { UploadRoute } from '../receive/upload-service.ts';
 import type { StoredUpload, UploadTarget } from './upload-target.ts';
 

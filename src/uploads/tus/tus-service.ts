@@ -12,7 +12,8 @@ import {
   unsupportedMediaType, uploadLocked, uploadOffsetConflict,
 } from '../../errors/errors.ts';
 import type { XxHashApi } from '../hashing/content-hash.ts';
-import { checkNameAndType, MAX_SNIFF_BYTES, resolveContentType, sniffContent } from '../sniffing/sniff-content.ts';
+import { checkNameAndType, resolveContentType } from '../../domain/file-types.ts';
+import { MAX_SNIFF_BYTES, sniffContent } from '../sniffing/sniff-content.ts';
 import { ServiceError } from '../../errors/service-error.ts';
 import { StorageError, type ObjectStore } from '../../storage/object-store.ts';
 import type { ResumableProgress, ResumableStore, ResumableUpload } from '../../storage/resumable-store.ts';

@@ -15,7 +15,8 @@ import { MultipartParser, multipartBoundary } from '../../../uploads/parsers/mul
 import { RawBodyParser } from '../../../uploads/parsers/raw-body-parser.ts';
 import { declaredTypeRefusal, bareContentType, type FileConstraints } from '../../../uploads/options/file-constraints.ts';
 import { refusalAtFileStart } from '../../../uploads/options/file-refusal.ts';
-import { parseFileName, type UploadOptions } from '../../../uploads/options/upload-options.ts';
+import { parseFileName } from '../../../domain/file-names.ts';
+import type { UploadOptions } from '../../../uploads/options/upload-options.ts';
 import { MAX_BODY_BYTES } from '../../../uploads/receive/upload-service.ts';
 import { authorizeMedia } from '../../guards.ts';
 import { patternOf, runIdempotent } from '../../../uploads/idempotency/run-idempotent.ts';
