@@ -1,18 +1,29 @@
 import { parseIdempotencyKey } from './idempotency-key.ts';
 import type { IdempotencyClaim, IdempotencyKeys, IdempotentRequest, StoredAnswer } from '../../domain/idempotency/idempotency-keys.ts';
 import type { Metrics } from '../../observability/metrics.ts';
-import type { HttpRequest, HttpResult } from '../../http/types.ts';
 
 /** The header a replayed answer carries (API additions). */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
+/** What this module reads of a request: its headers (names in lower case), as the HTTP layer's requests have them. */
+export interface KeyedRequest {
+  headers: Record<string, string>;
+}
+
+/** An answer as a key records and replays it: the HTTP layer's results are such answers. */
+export interface IdempotentAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
 /** The request's `Idempotency-Key`, or null without one; 400 when it is not 1-255 printable ASCII characters. */
-export function idempotencyKeyOf(request: HttpRequest): string | null {
+export function idempotencyKeyOf(request: KeyedRequest): string | null {
   return parseIdempotencyKey(request.headers['idempotency-key']);
 }
 
 /** The first request's answer again, marked replayed; `headers` (e.g. this request's RateLimit headers) are added. */
-export function replayedAnswer(answer: StoredAnswer, headers: Record<string, string> = {}): HttpResult {
+export function replayedAnswer(answer: StoredAnswer, headers: Record<string, string> = {}): IdempotentAnswer {
   return {
     status: answer.status,
     ...(answer.bodyText !== null && { body: JSON.parse(answer.bodyText) as unknown }),
@@ -34,12 +45,12 @@ export interface IdempotentRouteDeps {
  * request that throws frees the key. `work` may record the answer itself, in its own transaction
  * (`complete(claim, answer, em)`), and then returns `recorded: true`.
  */
-export async function runIdempotent(
+export async function runIdempotent<Answer extends IdempotentAnswer>(
   deps: IdempotentRouteDeps,
-  request: HttpRequest,
+  request: KeyedRequest,
   what: Omit<IdempotentRequest, 'key'> & { keptHeaders?: string[]; headers?: Record<string, string> },
-  work: (claim: IdempotencyClaim | null) => Promise<HttpResult & { recorded?: boolean }>,
-): Promise<HttpResult> {
+  work: (claim: IdempotencyClaim | null) => Promise<Answer & { recorded?: boolean }>,
+): Promise<Answer | IdempotentAnswer> {
   const key = idempotencyKeyOf(request);
   if (key === null) return work(null);
   const outcome = await deps.idempotency.claim({ teamId: what.teamId, key, route: what.route, fingerprint: what.fingerprint });
@@ -48,7 +59,7 @@ export async function runIdempotent(
     return replayedAnswer(outcome.answer, what.headers);
   }
   const { claim } = outcome;
-  let result: HttpResult & { recorded?: boolean };
+  let result: Answer & { recorded?: boolean };
   try {
     result = await work(claim);
   } catch (error) {

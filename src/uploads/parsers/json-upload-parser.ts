@@ -2,6 +2,13 @@ import { badRequest, missingArgument } from '../../errors/errors.ts';
 import { Base64StreamDecoder, invalidBase64 } from './base64-decoder.ts';
 import type { BodyParser, BodyParserEvents } from './body-parser.ts';
 
+/** Refuses a JSON upload body declared as anything but JSON (400), from its Content-Type before any byte is read. */
+export function requireJsonContentType(contentType: string | undefined): void {
+  if (contentType !== undefined && !/json/i.test(contentType)) {
+    throw badRequest('The body must be JSON (application/json)', 'content-type');
+  }
+}
+
 /**
  * A streaming parser for JSON upload bodies (RFC 8259):
  *

@@ -20,6 +20,13 @@ export function storageKeyOf(teamId: string, mediaId: string): string {
 
 type MediaCreated = Awaited<ReturnType<UploadCommitter['commit']>>;
 
+/** A media file upload's target (its options known before the body: multipart query, an upload URL's; null for JSON). */
+export function mediaTarget(
+  deps: { orm: MikroORM; mediaCommitter: UploadCommitter }, principal: Principal, route: UploadRoute, options: UploadOptions | null,
+): MediaUploadTarget {
+  return new MediaUploadTarget({ orm: deps.orm, committer: deps.mediaCommitter }, principal, route, options);
+}
+
 /** What a complete upload settles on: the stored name and type, and its options. */
 interface SettledUpload {
   options: UploadOptions;
