@@ -1,7 +1,7 @@
 /**
  * Content hashing + type sniffing of one upload body: inline on the main thread, or in the piscina
- * worker pool, with the project's own modules (src/upload/content-hasher.ts, src/pool/media-pool.ts,
- * src/media/file-type.ts), for 8 KiB, 256 KiB and 32 MiB bodies.
+ * worker pool, with the project's own modules (src/uploads/hashing/content-hasher.ts, src/pool/media-pool.ts,
+ * src/uploads/sniffing/sniff-content.ts), for 8 KiB, 256 KiB and 32 MiB bodies.
  *
  *   node bench/pool-vs-inline.ts [--quick] [--json] [--threads N]
  *

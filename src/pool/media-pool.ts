@@ -88,7 +88,7 @@ export class MediaPool {
   }
 
   /**
-   * xxh64 (seed 0) of each block in a worker, in order (hashBlock of src/media/content-hash.ts).
+   * xxh64 (seed 0) of each block in a worker, in order (hashBlock of src/uploads/hashing/content-hash.ts).
    *
    * Memory: a block that owns its whole ArrayBuffer (byteOffset 0, byteLength equal to the
    * ArrayBuffer's, not a SharedArrayBuffer) is TRANSFERRED to the worker, not copied: from this

@@ -7,7 +7,7 @@
  */
 import type { SniffResult } from '../uploads/sniffing/sniff-content.ts';
 
-/** Hash whole blocks of the content hash (src/media/content-hash.ts), each with hashBlock(). */
+/** Hash whole blocks of the content hash (src/uploads/hashing/content-hash.ts), each with hashBlock(). */
 export interface HashBlocksTask {
   kind: 'hashBlocks';
   /** Each ArrayBuffer is exactly one block (usually 1 MiB), in content order. */

@@ -1,4 +1,4 @@
-// runIdempotent (src/http/idempotency.ts), the seam other routes (upload URLs, tus creation) wire
+// runIdempotent (src/uploads/idempotency/run-idempotent.ts), the seam other routes (upload URLs, tus creation) wire
 // into, against the real database of a running service: replay with the kept headers, 409 while
 // the work runs, 422 for another request, a failure or an error answer frees the key, an answer
 // recorded by the work in its own transaction.

@@ -300,7 +300,7 @@ t.test('a running claim holds its key only while its process lives', async (t) =
   const team = await server.createTeam('Claims');
   const content = pngLike(2 * KiB);
   const identity = server.app.services.identity!;
-  // What a multipart upload without options claims its key with (upload-routes.ts).
+  // What a multipart upload without options claims its key with (src/uploads/upload-use-case.ts).
   const requestFingerprint = fingerprintOf({ options: parseMultipartOptions(new URLSearchParams()) });
   const client = await connectPg(server.databaseUrl);
   t.teardown(() => client.end());

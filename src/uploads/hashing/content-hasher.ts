@@ -1,7 +1,7 @@
 import { BlockSplitter, combineBlockHashes, HASH_BLOCK_SIZE, hashBlock, type XxHashApi } from './content-hash.ts';
 import type { MediaPool } from '../../pool/media-pool.ts';
 
-/** Feeds an upload's bytes into the content hash of src/media/content-hash.ts. */
+/** Feeds an upload's bytes into the content hash of src/uploads/hashing/content-hash.ts. */
 export interface ContentHasher {
   push(chunk: Buffer): void;
   /** Starts over (the upload switched to another file part). */
