@@ -128,7 +128,7 @@ function refusalFromHeaders(team: TeamStorageState, route: UploadRoute, declared
 }
 
 /**
- * The upload use case: refusals decided from the headers before any body byte
+ * The upload core under UploadUseCase: refusals decided from the headers before any body byte
  * (413, 402, 404 folder), then one UploadActor per request, then the commit
  * (UploadCommitter) that makes the file visible.
  */
