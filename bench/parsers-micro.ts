@@ -18,9 +18,9 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { BodyParser, BodyParserEvents } from '../src/upload/parsers/body-parser.ts';
-import { JsonUploadParser } from '../src/upload/parsers/json-upload-parser.ts';
-import { MultipartParser, multipartBoundary } from '../src/upload/parsers/multipart-parser.ts';
+import type { BodyParser, BodyParserEvents } from '../src/uploads/parsers/body-parser.ts';
+import { JsonUploadParser } from '../src/uploads/parsers/json-upload-parser.ts';
+import { MultipartParser, multipartBoundary } from '../src/uploads/parsers/multipart-parser.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {

@@ -1,7 +1,7 @@
 /**
  * Content hashing + type sniffing of one upload body: inline on the main thread, or in the piscina
- * worker pool, with the project's own modules (src/upload/content-hasher.ts, src/pool/media-pool.ts,
- * src/media/file-type.ts), for 8 KiB, 256 KiB and 32 MiB bodies.
+ * worker pool, with the project's own modules (src/uploads/hashing/content-hasher.ts, src/pool/media-pool.ts,
+ * src/uploads/sniffing/sniff-content.ts), for 8 KiB, 256 KiB and 32 MiB bodies.
  *
  *   node bench/pool-vs-inline.ts [--quick] [--json] [--threads N]
  *
@@ -17,10 +17,10 @@
  */
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { combineBlockHashes, hashContent, HASH_BLOCK_SIZE, loadXxhash } from '../src/media/content-hash.ts';
-import { MAX_SNIFF_BYTES, sniffContent } from '../src/media/file-type.ts';
+import { combineBlockHashes, hashContent, HASH_BLOCK_SIZE, loadXxhash } from '../src/uploads/hashing/content-hash.ts';
+import { MAX_SNIFF_BYTES, sniffContent } from '../src/uploads/sniffing/sniff-content.ts';
 import { MediaPool } from '../src/pool/media-pool.ts';
-import { InlineContentHasher, PooledContentHasher } from '../src/upload/content-hasher.ts';
+import { InlineContentHasher, PooledContentHasher } from '../src/uploads/hashing/content-hasher.ts';
 import { pngLikeContent } from './lib/payloads.ts';
 
 const args = process.argv.slice(2);

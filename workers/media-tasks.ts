@@ -4,8 +4,8 @@
  *
  * One default-exported handler for every task kind (see src/pool/media-task-types.ts).
  */
-import { hashBlock, loadXxhash } from '../src/media/content-hash.ts';
-import { sniffContent } from '../src/media/file-type.ts';
+import { hashBlock, loadXxhash } from '../src/uploads/hashing/content-hash.ts';
+import { sniffContent } from '../src/uploads/sniffing/sniff-content.ts';
 import type { MediaTask, MediaTaskResult } from '../src/pool/media-task-types.ts';
 
 // Start compiling the WebAssembly as soon as the thread loads this file, before the first task.

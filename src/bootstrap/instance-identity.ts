@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { ReservationOwner } from '../domain/uploads/storage-quota.ts';
+import type { ReservationOwner } from '../domain/usage/reservation-owner.ts';
 
 export class InstanceIdentityError extends Error {
   override name = 'InstanceIdentityError';

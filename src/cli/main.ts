@@ -4,7 +4,7 @@ import type { CoreServices } from '../composition/services.ts';
 import { ConfigError, loadConfig, type Config } from '../config/config.ts';
 import { parsePaging } from '../domain/media/media.service.ts';
 import { parseMemberSearch } from '../domain/members/member-admin.service.ts';
-import { reconcileStorage } from '../domain/uploads/storage-reconcile.ts';
+import { reconcileStorage } from '../domain/usage/storage-reconcile.ts';
 import { badRequest, notFound, toServiceError } from '../errors/errors.ts';
 import { createLogger } from '../logging/logger.ts';
 import { writeSharexUploader } from './sharex.ts';

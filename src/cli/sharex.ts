@@ -4,7 +4,8 @@ import type { CoreServices } from '../composition/services.ts';
 import { Permission, Scope } from '../auth/permissions.ts';
 import type { Config } from '../config/config.ts';
 import { badRequest } from '../errors/errors.ts';
-import { parseFolderPath, parseTags } from '../upload/upload-options.ts';
+import { parseFolderPath } from '../domain/file-names.ts';
+import { parseTags } from '../domain/tags.ts';
 
 /**
  * A ShareX custom uploader (.sxcu, ShareX 14+ syntax) for a team: multipart to the upload route,

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { ObjectStore } from '../storage/object-store.ts';
-import type { ReservationOwner } from '../domain/uploads/storage-quota.ts';
+import type { ReservationOwner } from '../domain/usage/reservation-owner.ts';
 import type { IdempotencyKeys } from '../domain/idempotency/idempotency-keys.ts';
 import { JobRunner } from './job-runner.ts';
 import { JOBS } from './jobs.ts';
@@ -79,7 +79,7 @@ export interface CrashSweeperOptions {
   tus?: TusSweep | null;
 }
 
-/** What the sweeper needs of resumable (tus) uploads (src/upload/tus/tus-service.ts). */
+/** What the sweeper needs of resumable (tus) uploads (src/uploads/tus/tus-service.ts). */
 export interface TusSweep {
   /** Removes uploads expired at `now` (row, reservation, bytes). */
   sweepExpired(now: Date): Promise<{ expired: number; releasedBytes: number }>;

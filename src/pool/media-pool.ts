@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { MAX_SNIFF_BYTES, type SniffResult } from '../media/file-type.ts';
+import { MAX_SNIFF_BYTES, type SniffResult } from '../uploads/sniffing/sniff-content.ts';
 import type { MediaTask, MediaTaskResult, MediaTaskResultFor } from './media-task-types.ts';
 
 const WORKER_FILE = fileURLToPath(new URL('../../workers/media-tasks.ts', import.meta.url));
@@ -88,7 +88,7 @@ export class MediaPool {
   }
 
   /**
-   * xxh64 (seed 0) of each block in a worker, in order (hashBlock of src/media/content-hash.ts).
+   * xxh64 (seed 0) of each block in a worker, in order (hashBlock of src/uploads/hashing/content-hash.ts).
    *
    * Memory: a block that owns its whole ArrayBuffer (byteOffset 0, byteLength equal to the
    * ArrayBuffer's, not a SharedArrayBuffer) is TRANSFERRED to the worker, not copied: from this

@@ -5,9 +5,9 @@
  * Everything here crosses threads by structured clone: ArrayBuffers (transferred by the pool),
  * bigint block hashes, plain objects.
  */
-import type { SniffResult } from '../media/file-type.ts';
+import type { SniffResult } from '../uploads/sniffing/sniff-content.ts';
 
-/** Hash whole blocks of the content hash (src/media/content-hash.ts), each with hashBlock(). */
+/** Hash whole blocks of the content hash (src/uploads/hashing/content-hash.ts), each with hashBlock(). */
 export interface HashBlocksTask {
   kind: 'hashBlocks';
   /** Each ArrayBuffer is exactly one block (usually 1 MiB), in content order. */

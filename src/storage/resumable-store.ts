@@ -1,5 +1,5 @@
 // The storage seam of resumable (tus) uploads: bytes arrive over many requests, possibly on
-// different instances, and the database row (src/domain/tus) records how far they got. A driver
+// different instances, and the database row (src/uploads/tus/tus-upload.repository.ts) records how far they got. A driver
 // keeps its bytes so that whatever the row says is stored really is, and bytes beyond it are
 // ignored or overwritten by the next append.
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ServiceError } from '../../src/errors/service-error.ts';
-import type { BodyParser, BodyParserEvents, FileStart } from '../../src/upload/parsers/body-parser.ts';
+import type { BodyParser, BodyParserEvents, FileStart } from '../../src/uploads/parsers/body-parser.ts';
 
 // Records what an upload body parser reports, in a form two runs can be compared by: the files
 // with their bytes joined (however the parser cut them), the fields, and the outcome.

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { pino } from 'pino';
-import { hashContent, loadXxhash } from '../../src/media/content-hash.ts';
+import { hashContent, loadXxhash } from '../../src/uploads/hashing/content-hash.ts';
 import { MemoryBudget } from '../../src/http/memory-budget.ts';
 import { Router } from '../../src/http/router.ts';
 import { HttpServer } from '../../src/http/server.ts';

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { GroupCommit, type UploadCommitRecord } from '../../src/domain/uploads/group-commit.ts';
+import { GroupCommit, type UploadCommitRecord } from '../../src/uploads/commit/group-commit.ts';
 import { connectPg, type PgClient } from '../helpers/database.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { driverSettings, settledObjects } from '../helpers/storage.ts';

@@ -1,10 +1,10 @@
-// runIdempotent (src/http/idempotency.ts), the seam other routes (upload URLs, tus creation) wire
+// runIdempotent (src/uploads/idempotency/run-idempotent.ts), the seam other routes (upload URLs, tus creation) wire
 // into, against the real database of a running service: replay with the kept headers, 409 while
 // the work runs, 422 for another request, a failure or an error answer frees the key, an answer
 // recorded by the work in its own transaction.
 import t from 'tap';
-import { fingerprintOf } from '../../src/domain/idempotency/idempotency-key.ts';
-import { runIdempotent } from '../../src/http/idempotency.ts';
+import { fingerprintOf } from '../../src/uploads/idempotency/idempotency-key.ts';
+import { runIdempotent } from '../../src/uploads/idempotency/run-idempotent.ts';
 import type { HttpRequest, HttpResult } from '../../src/http/types.ts';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { badRequest } from '../../src/errors/errors.ts';

@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import t from 'tap';
-import { fingerprintOf } from '../../src/domain/idempotency/idempotency-key.ts';
-import { parseMultipartOptions } from '../../src/upload/upload-options.ts';
+import { fingerprintOf } from '../../src/uploads/idempotency/idempotency-key.ts';
+import { parseMultipartOptions } from '../../src/uploads/options/upload-options.ts';
 import { holdTeamCommits, sendAndLoseAnswer } from '../helpers/commit-hold.ts';
 import { createTeam as createCrashTeam, prepareInstance, startService } from '../helpers/crashed-instance.ts';
 import { connectPg } from '../helpers/database.ts';
@@ -300,7 +300,7 @@ t.test('a running claim holds its key only while its process lives', async (t) =
   const team = await server.createTeam('Claims');
   const content = pngLike(2 * KiB);
   const identity = server.app.services.identity!;
-  // What a multipart upload without options claims its key with (upload-routes.ts).
+  // What a multipart upload without options claims its key with (src/uploads/upload-use-case.ts).
   const requestFingerprint = fingerprintOf({ options: parseMultipartOptions(new URLSearchParams()) });
   const client = await connectPg(server.databaseUrl);
   t.teardown(() => client.end());

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import type { Test } from 'tap';
 import { HttpCdnPurger, NoopCdnPurger } from '../../src/domain/media/cdn-purge.ts';
-import { storageKeyOf } from '../../src/upload/media-upload-target.ts';
+import { storageKeyOf } from '../../src/uploads/targets/media-upload-target.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, type CreatedTeam, type TestServer } from '../helpers/server.ts';
 import { closeS3Client, driverSettings, settledObjects, storedObjects, type Driver } from '../helpers/storage.ts';

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import type { Test } from 'tap';
-import { hashContent, loadXxhash } from '../../src/media/content-hash.ts';
-import { reconcileStorage } from '../../src/domain/uploads/storage-reconcile.ts';
+import { hashContent, loadXxhash } from '../../src/uploads/hashing/content-hash.ts';
+import { reconcileStorage } from '../../src/domain/usage/storage-reconcile.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, type TestServer } from '../helpers/server.ts';
 import { closeS3Client, driverSettings, settledObjects, type Driver } from '../helpers/storage.ts';

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import t from 'tap';
-import { hashContent, loadXxhash } from '../../src/media/content-hash.ts';
+import { hashContent, loadXxhash } from '../../src/uploads/hashing/content-hash.ts';
 import { expectError, startTestServer } from '../helpers/server.ts';
 import { settledObjects } from '../helpers/storage.ts';
 import { memberWithKey, teamLogRows } from '../helpers/team-admin.ts';

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { hashContent, loadXxhash } from '../../src/media/content-hash.ts';
+import { hashContent, loadXxhash } from '../../src/uploads/hashing/content-hash.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { uploadJson, uploadMultipart } from '../helpers/uploads.ts';
 
-// Both hashers give the stored hash of src/media/content-hash.ts: inline (the default) and in the worker pool.
+// Both hashers give the stored hash of src/uploads/hashing/content-hash.ts: inline (the default) and in the worker pool.
 for (const [label, offload] of [['inline', null], ['worker pool', 0]] as const) {
   t.test(`${label} hashing stores the defined content hash`, async (t) => {
     const server = await startTestServer(t, { settings: { HASH_OFFLOAD_MIN_BYTES: offload } });

@@ -5,7 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
-import { hashContent, loadXxhash } from '../../src/media/content-hash.ts';
+import { hashContent, loadXxhash } from '../../src/uploads/hashing/content-hash.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, type TestServer } from '../helpers/server.ts';
 import { closeS3Client, driverSettings, settledObjects, type Driver } from '../helpers/storage.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { SignedLinks } from '../../src/domain/media/signed-links.ts';
-import { UPLOAD_URL_KEY_LABEL, UPLOAD_URL_MAX_SECONDS, uploadUrlSignedPath } from '../../src/domain/upload-urls/upload-url.service.ts';
+import { UPLOAD_URL_KEY_LABEL, UPLOAD_URL_MAX_SECONDS, uploadUrlSignedPath } from '../../src/uploads/upload-urls/upload-url.service.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, TEST_AUTH_SECRET, type TestServer } from '../helpers/server.ts';
 import { driverSettings, settledObjects, type Driver } from '../helpers/storage.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
 import xxhash from 'xxhash-wasm';
-import { BlockSplitter, combineBlockHashes, HASH_BLOCK_SIZE, hashBlock, hashContent, loadXxhash } from '../../src/media/content-hash.ts';
+import { BlockSplitter, combineBlockHashes, HASH_BLOCK_SIZE, hashBlock, hashContent, loadXxhash } from '../../src/uploads/hashing/content-hash.ts';
 
 const MiB = 1024 * 1024;
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { contentTypeAllowed, contentTypeListSchema, declaredTypeRefusal, sizeRefusal, storedTypeRefusal } from '../../src/upload/file-constraints.ts';
+import { contentTypeAllowed, contentTypeListSchema, declaredTypeRefusal, sizeRefusal, storedTypeRefusal } from '../../src/uploads/options/file-constraints.ts';
 
 t.test('a type matches an exact entry or its type/* entry, without case or parameters', (t) => {
   const allowed = ['image/*', 'application/pdf'];

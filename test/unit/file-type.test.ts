@@ -1,5 +1,6 @@
 import t from 'tap';
-import { checkNameAndType, MAX_SNIFF_BYTES, resolveContentType, sniffContent } from '../../src/media/file-type.ts';
+import { checkNameAndType, resolveContentType } from '../../src/domain/file-types.ts';
+import { MAX_SNIFF_BYTES, sniffContent } from '../../src/uploads/sniffing/sniff-content.ts';
 
 const enc = (text: string): Buffer => Buffer.from(text, 'utf8');
 const bytes = (...parts: (number[] | string)[]): Buffer => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : Buffer.from(part))));

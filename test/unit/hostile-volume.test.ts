@@ -3,11 +3,13 @@ import t from 'tap';
 import { parseRange } from '../../src/http/routes/media/file-serving-routes.ts';
 import { MAX_PAGE_SIZE, MAX_SEARCH_LENGTH, MEDIA_TYPES, parseListFilters, parsePaging } from '../../src/domain/media/media.service.ts';
 import { ServiceError } from '../../src/errors/service-error.ts';
-import { checkNameAndType } from '../../src/media/file-type.ts';
-import { refusalAtFileStart } from '../../src/upload/file-refusal.ts';
-import { JsonUploadParser } from '../../src/upload/parsers/json-upload-parser.ts';
-import { MultipartParser, multipartBoundary } from '../../src/upload/parsers/multipart-parser.ts';
-import { MAX_TAGS, parseFileName, parseFolderPath, parseMultipartOptions, parseTags } from '../../src/upload/upload-options.ts';
+import { checkNameAndType } from '../../src/domain/file-types.ts';
+import { refusalAtFileStart } from '../../src/uploads/options/file-refusal.ts';
+import { JsonUploadParser } from '../../src/uploads/parsers/json-upload-parser.ts';
+import { MultipartParser, multipartBoundary } from '../../src/uploads/parsers/multipart-parser.ts';
+import { parseFileName, parseFolderPath } from '../../src/domain/file-names.ts';
+import { MAX_TAGS, parseTags } from '../../src/domain/tags.ts';
+import { parseMultipartOptions } from '../../src/uploads/options/upload-options.ts';
 import { record, splitAt, summary, type Recording } from '../helpers/body-parser-events.ts';
 import { boundaryArb, controlUnits, expectedFileName, expectedFolder, extFileName, fileNameArb, folderArb, invalidUtf8Arb } from '../helpers/hostile.ts';
 

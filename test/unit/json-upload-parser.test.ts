@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import t from 'tap';
 import type { Test } from 'tap';
 import type { ServiceError } from '../../src/errors/service-error.ts';
-import { Base64StreamDecoder } from '../../src/upload/parsers/base64-decoder.ts';
-import type { FileStart } from '../../src/upload/parsers/body-parser.ts';
-import { JsonUploadParser, type JsonUploadLimits } from '../../src/upload/parsers/json-upload-parser.ts';
+import { Base64StreamDecoder } from '../../src/uploads/parsers/base64-decoder.ts';
+import type { FileStart } from '../../src/uploads/parsers/body-parser.ts';
+import { JsonUploadParser, type JsonUploadLimits } from '../../src/uploads/parsers/json-upload-parser.ts';
 import { chunkBy, isBadRequest, prng, randomChunks, record, splitAt, summary, type RecordOptions, type Recording } from '../helpers/body-parser-events.ts';
 
 // ---- helpers

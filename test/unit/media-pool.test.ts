@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { hashBlock, loadXxhash } from '../../src/media/content-hash.ts';
-import { sniffContent } from '../../src/media/file-type.ts';
+import { hashBlock, loadXxhash } from '../../src/uploads/hashing/content-hash.ts';
+import { sniffContent } from '../../src/uploads/sniffing/sniff-content.ts';
 import { MediaPool } from '../../src/pool/media-pool.ts';
 
 const MiB = 1024 * 1024;

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import type { Test } from 'tap';
 import { ServiceError } from '../../src/errors/service-error.ts';
-import { DEFAULT_MULTIPART_LIMITS, MultipartParser, multipartBoundary, type MultipartLimits } from '../../src/upload/parsers/multipart-parser.ts';
+import { DEFAULT_MULTIPART_LIMITS, MultipartParser, multipartBoundary, type MultipartLimits } from '../../src/uploads/parsers/multipart-parser.ts';
 import { chunkBy, isBadRequest, prng, randomChunks, record, splitAt, summary, type RecordOptions, type Recording } from '../helpers/body-parser-events.ts';
 
 // ---- helpers

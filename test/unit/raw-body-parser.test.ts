@@ -1,6 +1,6 @@
 import t from 'tap';
-import { RawBodyParser } from '../../src/upload/parsers/raw-body-parser.ts';
-import type { BodyParserEvents, FileStart } from '../../src/upload/parsers/body-parser.ts';
+import { RawBodyParser } from '../../src/uploads/parsers/raw-body-parser.ts';
+import type { BodyParserEvents, FileStart } from '../../src/uploads/parsers/body-parser.ts';
 import { record, randomChunks } from '../helpers/body-parser-events.ts';
 
 const FILE: FileStart = { fieldName: null, fileName: 'shot.png', declaredType: 'image/png' };

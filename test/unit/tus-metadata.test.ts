@@ -1,8 +1,8 @@
 import t from 'tap';
 import { ServiceError } from '../../src/errors/service-error.ts';
-import { bodyChunks } from '../../src/upload/tus/body-chunks.ts';
-import { parseTusMetadata } from '../../src/upload/tus/tus-metadata.ts';
-import type { UploadBody, UploadBodyConsumer } from '../../src/upload/upload-body.ts';
+import { bodyChunks } from '../../src/uploads/tus/body-chunks.ts';
+import { parseTusMetadata } from '../../src/uploads/tus/tus-metadata.ts';
+import type { UploadBody, UploadBodyConsumer } from '../../src/uploads/receive/upload-body.ts';
 
 const b64 = (value: string) => Buffer.from(value).toString('base64');
 

@@ -2,10 +2,10 @@ import t from 'tap';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { ClientAbortedError } from '../../src/http/request-body.ts';
 import type { ObjectWriter } from '../../src/storage/object-store.ts';
-import type { BodyParser, BodyParserEvents, FileStart } from '../../src/upload/parsers/body-parser.ts';
-import { refusalAtFileStart } from '../../src/upload/file-refusal.ts';
-import { UNRESERVED_BYTES, UNRESERVED_DECLARED_BYTES, UploadActor, type ReceivedFile, type SniffOutcome, type UploadEnvironment } from '../../src/upload/upload-actor.ts';
-import type { UploadOptions } from '../../src/upload/upload-options.ts';
+import type { BodyParser, BodyParserEvents, FileStart } from '../../src/uploads/parsers/body-parser.ts';
+import { refusalAtFileStart } from '../../src/uploads/options/file-refusal.ts';
+import { UNRESERVED_BYTES, UNRESERVED_DECLARED_BYTES, UploadActor, type ReceivedFile, type SniffOutcome, type UploadEnvironment } from '../../src/uploads/receive/upload-actor.ts';
+import type { UploadOptions } from '../../src/uploads/options/upload-options.ts';
 
 // The actor is driven only by messages: these tests feed it messages and
 // watch what it asks of its environment, with no socket, storage or database.

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Group commit of uploads (src/domain/uploads/group-commit.ts) and the
+ * Group commit of uploads (src/uploads/commit/group-commit.ts) and the
  * invalidation of cached team limits (src/domain/teams/team-state-cache.ts).
  *
  * `media_commit_uploads(team, uploads, ...)` commits a batch of one team's

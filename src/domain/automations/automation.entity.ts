@@ -2,7 +2,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { randomUUID } from 'node:crypto';
 import { BaseSchema } from '../base.entity.ts';
 import { Team } from '../teams/team.entity.ts';
-import { MediaEvent } from '../uploads/media-event.entity.ts';
+import { MediaEvent } from '../media/media-event.entity.ts';
 
 export const AUTOMATION_KINDS = ['webhook', 'discord'] as const;
 export type AutomationKind = (typeof AUTOMATION_KINDS)[number];

@@ -2,7 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { conflict, notFound, teamLimit } from '../../errors/errors.ts';
-import { parseTags } from '../../upload/upload-options.ts';
+import { parseTags } from '../tags.ts';
 import type { MediaListQuery } from '../media/media.service.ts';
 import type { Actor } from '../actor.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM, QueryResult } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { idempotencyInFlight, idempotencyKeyReused } from '../../errors/errors.ts';
-import type { ReservationOwner } from '../uploads/storage-quota.ts';
+import type { ReservationOwner } from '../usage/reservation-owner.ts';
 
 /** How long a key is kept (API additions: 24 hours); the claim function (Migration20261124010000) uses the same. */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 3_600_000;

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { badRequest, notFound } from '../../errors/errors.ts';
-import { parseTags } from '../../upload/upload-options.ts';
+import { parseTags } from '../tags.ts';
 import { isUuid } from '../validation.ts';
 import { Team } from '../teams/team.entity.ts';
 import { MediaFile } from './media-file.entity.ts';

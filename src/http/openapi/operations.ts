@@ -8,7 +8,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_SEARCH_LENGTH, MEDIA_TYPES } from
 import { addToGroupSchema, createGroupSchema, createMemberSchema } from '../../domain/members/member.service.ts';
 import { limitsPatchSchema } from '../../domain/teams/team-limits.ts';
 import { createTeamSchema } from '../../domain/teams/team.service.ts';
-import { uploadOptionSchemas } from '../../upload/upload-options.ts';
+import { uploadOptionSchemas } from '../../uploads/options/upload-options.ts';
 import { DEFAULT_TAG_LIMIT, DEFAULT_USAGE_DAYS, MAX_TAG_LIMIT, MAX_TAG_SEARCH_LENGTH, MAX_USAGE_DAYS } from '../routes/media/library-routes.ts';
 import {
   apiKeySchema, automationListSchema, automationSchema, automationWithSecretSchema, bulkResultSchema, createdTeamSchema, deliveryListSchema,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TODO_STATES } from '../../domain/todos/todo.entity.ts';
 import { createBoardSchema, createTodoSchema, updateBoardSchema, updateTodoSchema } from '../../domain/todos/todo.service.ts';
-import { uploadOptionSchemas } from '../../upload/upload-options.ts';
+import { uploadOptionSchemas } from '../../uploads/options/upload-options.ts';
 import type { OperationDoc } from './operations.ts';
 import { JSON_BODY_ERRORS } from './common-errors.ts';
 

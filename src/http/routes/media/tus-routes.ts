@@ -1,17 +1,18 @@
 import { TUS_RESUMABLE, TUS_VERSION } from '@tus/utils';
 import type { Authenticator } from '../../../auth/authenticator.ts';
-import { Permission, Scope } from '../../../auth/permissions.ts';
 import type { Principal } from '../../../auth/principal.ts';
-import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
-import type { TusUploadRow } from '../../../domain/tus/tus-upload.repository.ts';
+import { fingerprintOf } from '../../../uploads/idempotency/idempotency-key.ts';
+import type { TusUploadRow } from '../../../uploads/tus/tus-upload.repository.ts';
 import { badRequest, notFound, tusVersionUnsupported, unsupportedMediaType } from '../../../errors/errors.ts';
 import { isUuid } from '../../../domain/validation.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import type { AdmissionGate } from '../../../limits/admission-gate.ts';
+import type { AdmissionGate } from '../../../uploads/admission/admission-gate.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
-import type { TusPatchResult, TusService } from '../../../upload/tus/tus-service.ts';
+import { appendAdmitted } from '../../../uploads/tus/admitted-append.ts';
+import type { TusPatchResult, TusService } from '../../../uploads/tus/tus-service.ts';
+import { uploadAccess } from '../../../uploads/upload-access.ts';
 import { authorizeMedia } from '../../guards.ts';
-import { runIdempotent, type IdempotentRouteDeps } from '../../idempotency.ts';
+import { runIdempotent, type IdempotentRouteDeps } from '../../../uploads/idempotency/run-idempotent.ts';
 import type { HttpRequest, HttpResult, Route } from '../../types.ts';
 
 export interface TusRouteDeps extends IdempotentRouteDeps {
@@ -30,7 +31,6 @@ export const TUS_UPLOAD_PATH = '/v1/cdn/media/:teamId/tus/:uploadId';
 export const TUS_EXTENSIONS = 'creation,creation-with-upload,termination,expiration';
 export const TUS_CONTENT_TYPE = 'application/offset+octet-stream';
 
-const uploadAccess = { permission: Permission.mediaUpload, scope: Scope.mediaUpload };
 const SUPPORTED_VERSIONS = TUS_VERSION.join(',');
 
 /** A tus length or offset header: a non-negative integer. */
@@ -97,14 +97,8 @@ export function tusRoutes(deps: TusRouteDeps): Route[] {
     };
   }
 
-  async function append(request: HttpRequest, teamId: string, id: string, offset: number): Promise<TusPatchResult> {
-    const release = await deps.gate.admit(teamId, request.signal);
-    try {
-      return await tus.patch(teamId, id, offset, request.body);
-    } finally {
-      release();
-    }
-  }
+  const append = (request: HttpRequest, teamId: string, id: string, offset: number): Promise<TusPatchResult> =>
+    appendAdmitted(deps, teamId, id, offset, request.body, request.signal);
 
   return [
     {

@@ -2,28 +2,39 @@ import { randomUUID } from 'node:crypto';
 import { checkCredential, type FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { Principal } from '../../../auth/principal.ts';
 import { makerMayUpload } from '../../../auth/upload-maker.ts';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { fingerprintOf } from '../../../domain/idempotency/idempotency-key.ts';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Authenticator } from '../../../auth/authenticator.ts';
+import { fingerprintOf } from '../../../uploads/idempotency/idempotency-key.ts';
 import type { IdempotencyClaim } from '../../../domain/idempotency/idempotency-keys.ts';
-import type { CreatedUploadUrl, UploadUrlService } from '../../../domain/upload-urls/upload-url.service.ts';
+import type { CreatedUploadUrl, UploadUrlService } from '../../../uploads/upload-urls/upload-url.service.ts';
 import type { TeamStateCache } from '../../../domain/teams/team-state-cache.ts';
 import { badRequest, idempotencyInFlight, uploadUrlRefused } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
-import type { FileStart } from '../../../upload/parsers/body-parser.ts';
-import { MultipartParser, multipartBoundary } from '../../../upload/parsers/multipart-parser.ts';
-import { RawBodyParser } from '../../../upload/parsers/raw-body-parser.ts';
-import { declaredTypeRefusal, bareContentType, type FileConstraints } from '../../../upload/file-constraints.ts';
-import { refusalAtFileStart } from '../../../upload/file-refusal.ts';
-import { parseFileName, type UploadOptions } from '../../../upload/upload-options.ts';
-import { MAX_BODY_BYTES } from '../../../upload/upload-service.ts';
+import type { UploadCommitter } from '../../../uploads/commit/upload-commit.ts';
+import type { FileStart } from '../../../uploads/parsers/body-parser.ts';
+import { MultipartParser, multipartBoundary } from '../../../uploads/parsers/multipart-parser.ts';
+import { RawBodyParser } from '../../../uploads/parsers/raw-body-parser.ts';
+import { declaredTypeRefusal, bareContentType, type FileConstraints } from '../../../uploads/options/file-constraints.ts';
+import { refusalAtFileStart } from '../../../uploads/options/file-refusal.ts';
+import { parseFileName } from '../../../domain/file-names.ts';
+import type { UploadOptions } from '../../../uploads/options/upload-options.ts';
+import { MAX_BODY_BYTES } from '../../../uploads/receive/upload-service.ts';
+import { mediaTarget } from '../../../uploads/targets/media-upload-target.ts';
+import { storeWithClaimedUrl } from '../../../uploads/upload-urls/claimed-url-store.ts';
+import { uploadAccess } from '../../../uploads/upload-access.ts';
+import { UploadUseCase, type UploadUseCaseDeps } from '../../../uploads/upload-use-case.ts';
 import { authorizeMedia } from '../../guards.ts';
-import { patternOf, runIdempotent } from '../../idempotency.ts';
+import { patternOf, runIdempotent } from '../../../uploads/idempotency/run-idempotent.ts';
 import { ClientAbortedError } from '../../request-body.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
-import { mediaTarget, uploadAccess, uploadRunner, type UploadRouteDeps } from './upload-routes.ts';
+import { uploadAnswer } from '../../upload-answer.ts';
 
-export interface UploadUrlRouteDeps extends UploadRouteDeps {
+export interface UploadUrlRouteDeps extends UploadUseCaseDeps {
+  authenticator: Authenticator;
+  rateLimiter: RequestRateLimiter;
+  orm: MikroORM;
+  mediaCommitter: UploadCommitter;
   uploadUrls: UploadUrlService;
   teamStates: TeamStateCache;
   /** Failed authentications per client address; an altered URL counts like a wrong key. */
@@ -88,26 +99,7 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
     if (!(await deps.idempotency.complete(claim, { status: 201, body: answer }, em))) throw idempotencyInFlight();
   };
 
-  const upload = uploadRunner(deps);
-
-  /** Runs the store step holding the URL's claim: consumed once the file is committed as `mediaId`, released when nothing was. */
-  const storeClaimed = async (request: HttpRequest, teamId: string, urlId: string, mediaId: string, store: () => Promise<HttpResult>): Promise<HttpResult> => {
-    await deps.uploadUrls.claim(teamId, urlId);
-    let committed = false;
-    try {
-      const result = await store();
-      committed = true;
-      metrics.uploadUrlsUsed.inc();
-      // Should this fail, the URL stays claimed: never usable again, which is what a used URL is.
-      await deps.uploadUrls.consume(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not marked used'));
-      return result;
-    } finally {
-      if (!committed) {
-        // Nothing was stored: the holder may retry with the same URL until it expires.
-        await deps.uploadUrls.release(urlId, mediaId).catch((error: unknown) => request.log.warn({ err: error, urlId }, 'upload URL not released'));
-      }
-    }
-  };
+  const uploads = new UploadUseCase(deps);
 
   const useUrl = async (request: HttpRequest): Promise<HttpResult> => {
     const teamId = request.params['teamId']!;
@@ -137,17 +129,16 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
       keyId: url.keyId, sessionId: url.sessionId, keyPrefix: null, userId: null, rateLimitKey: `upload-url:${url.id}`,
       teamId, memberId: null, actingMemberId: null, teamArchived: false, permissions: new Set(), scopes: [],
     };
-    const target = mediaTarget(deps, principal, form.route, options);
     const mediaId = randomUUID();
-    return upload({
-      request, route: USE_ROUTE, kind: form.route, principal, options, target, mediaId,
-      rateHeaders: { 'Cache-Control': 'no-store' },
-      statedUpFront: { urlId },
-      prepare: () => deps.uploads.prepare(principal, form.route, request.body.declaredLength, target, constraints),
+    const result = await uploads.receive({
+      kind: form.route, principal, target: mediaTarget(deps, principal, form.route, options), constraints, mediaId,
+      body: request.body, clientGone: request.signal,
+      idempotency: { route: USE_ROUTE, key: request.headers['idempotency-key'], options, statedUpFront: { urlId } },
       createParser: (events) => (form.route === 'multipart' ? new MultipartParser(form.boundary, events) : new RawBodyParser(form.file, events)),
       // Claimed only after the Idempotency-Key: a retry whose first use committed is replayed, not refused as used.
-      aroundStore: (store) => storeClaimed(request, teamId, urlId, mediaId, store),
+      aroundStore: (store) => storeWithClaimedUrl(deps, request.log, { teamId, urlId, mediaId }, store),
     });
+    return uploadAnswer(result, { 'Cache-Control': 'no-store' });
   };
 
   return [

@@ -10,15 +10,16 @@ import { parseTodoFilters } from '../../../domain/todos/todo.service.ts';
 import { parseInput, uuid } from '../../../domain/validation.ts';
 import { forbidden, notFound } from '../../../errors/errors.ts';
 import { isStorageError } from '../../../storage/object-store.ts';
-import { AttachedFileUploadTarget, parseAttachedFileQuery, type AttachedFileOptions } from '../../../upload/attached-file-target.ts';
-import { JsonUploadParser } from '../../../upload/parsers/json-upload-parser.ts';
-import { MultipartParser, multipartBoundary } from '../../../upload/parsers/multipart-parser.ts';
-import type { UploadRoute } from '../../../upload/upload-service.ts';
+import { AttachedFileUploadTarget, parseAttachedFileQuery, type AttachedFileOptions } from '../../../uploads/targets/attached-file-target.ts';
+import { JsonUploadParser, requireJsonContentType } from '../../../uploads/parsers/json-upload-parser.ts';
+import { MultipartParser, multipartBoundary } from '../../../uploads/parsers/multipart-parser.ts';
+import type { UploadRoute } from '../../../uploads/receive/upload-service.ts';
+import { UploadUseCase } from '../../../uploads/upload-use-case.ts';
 import { readPaging } from '../../paging.ts';
 import type { HttpRequest, HttpResult, Route } from '../../types.ts';
 import { json, noContent } from '../../types.ts';
+import { uploadAnswer } from '../../upload-answer.ts';
 import { contentDisposition } from '../media/file-serving-routes.ts';
-import { requireJsonBody, streamUpload } from '../media/upload-routes.ts';
 import { TEAM_BASE, teamRouteBuilder, type TeamCall } from './team-route.ts';
 
 export interface TeamFileRouteConfig {
@@ -30,35 +31,34 @@ export interface TeamFileRouteConfig {
   logger: Pick<Logger, 'error'>;
 }
 
-type TeamFileServices = Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'store' | 'gate' | 'uploads' | 'metrics' | 'fileLinks' | 'attachedFiles' | 'todos'>;
+type TeamFileServices = Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'store' | 'gate' | 'uploads' | 'metrics' | 'idempotency' | 'fileLinks' | 'attachedFiles' | 'todos'>;
 
 const listFilterSchema = z.strictObject({ uploadTeamMemberId: uuid.optional(), targetTeamMemberId: uuid.optional() });
 
 /**
  * Team files and to-do boards, to-dos and to-do files (spec 2.4;
  * docs/team-files.md), under /v1/teams/{teamId}. Uploads run on the media
- * upload core (streamUpload, UploadService) with their own UploadTarget.
+ * upload core (UploadUseCase) with their own UploadTarget, without an Idempotency-Key.
  */
 export function teamFileRoutes(services: TeamFileServices, config: TeamFileRouteConfig): Route[] {
   const route = teamRouteBuilder(services, config.maxJsonBodyBytes);
   const { fileLinks: links, attachedFiles: files, todos } = services;
+  const uploads = new UploadUseCase(services);
 
   /** Team files: `team.files.manage` sees all; anyone else the files it uploaded or that are for it. */
   const teamFileVisibility = (principal: Principal): FileVisibility => ({ all: principal.permissions.has(Permission.filesManage), memberId: principal.memberId });
   const everyFile: FileVisibility = { all: true, memberId: null };
 
-  const upload = (call: TeamCall, kind: FileKind, route: UploadRoute, options: AttachedFileOptions): Promise<HttpResult> => {
+  const upload = async (call: TeamCall, kind: FileKind, route: UploadRoute, options: AttachedFileOptions): Promise<HttpResult> => {
     const { request, principal } = call;
-    if (route === 'json') requireJsonBody(request);
+    if (route === 'json') requireJsonContentType(request.headers['content-type']);
     const boundary = route === 'multipart' ? multipartBoundary(request.headers['content-type'] ?? '') : '';
-    const target = new AttachedFileUploadTarget(files, kind, principal, options, route === 'json');
-    return streamUpload(
-      services,
-      request,
-      () => services.uploads.prepare(principal, route, request.body.declaredLength, target),
-      (events) => (route === 'json' ? new JsonUploadParser(events) : new MultipartParser(boundary, events)),
-      {},
-    );
+    const result = await uploads.receive({
+      kind: route, principal, target: new AttachedFileUploadTarget(files, kind, principal, options, route === 'json'),
+      body: request.body, clientGone: request.signal,
+      createParser: (events) => (route === 'json' ? new JsonUploadParser(events) : new MultipartParser(boundary, events)),
+    });
+    return uploadAnswer(result, {});
   };
 
   return [
