@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { Backend, type Services } from '../app.ts';
 import { ConfigError, loadConfig, type Config } from '../config/config.ts';
-import { parsePaging } from '../domain/media/media.service.ts';
+import { parsePaging } from '../domain/paging.ts';
 import { parseMemberSearch } from '../domain/members/member-admin.service.ts';
 import { reconcileStorage } from '../domain/uploads/storage-reconcile.ts';
 import { badRequest, notFound, toServiceError } from '../errors/errors.ts';
