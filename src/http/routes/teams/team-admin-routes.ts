@@ -1,4 +1,4 @@
-import type { Services } from '../../../app.ts';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApiKeyAdminService } from '../../../domain/api-keys/api-key-admin.service.ts';
 import { GroupAdminService } from '../../../domain/groups/group-admin.service.ts';
 import { InviteService } from '../../../domain/invites/invite.service.ts';
@@ -9,7 +9,9 @@ import { PlanQueryService } from '../../../domain/plans/plan-query.service.ts';
 import { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
 import { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
 import { TeamMeService } from '../../../domain/teams/team-me.service.ts';
+import type { SubscriptionService } from '../../../domain/subscriptions/subscription.service.ts';
 import type { Route } from '../../types.ts';
+import { operatorRouteBuilder, publicRouteBuilder, teamRouteBuilder, type OperatorRouteDeps, type TeamRouteDeps } from '../route-builder.ts';
 import { apiKeyRoutes } from './api-key-routes.ts';
 import { groupRoutes } from './group-routes.ts';
 import { inviteAcceptRoute, inviteRoutes } from './invite-routes.ts';
@@ -17,26 +19,29 @@ import { memberRoutes } from './member-routes.ts';
 import { moduleRoutes } from './module-routes.ts';
 import { planRoutes } from './plan-routes.ts';
 import { teamLogRoutes } from './team-log-routes.ts';
-import { teamRouteBuilder } from './team-route.ts';
 import { teamSettingsRoutes } from './team-settings-routes.ts';
 
+/** What the team administration routes need: the team guard's, the operator guard's failure budget (invite accept), and the services they build on. */
+export interface TeamAdminRouteDeps extends TeamRouteDeps, Pick<OperatorRouteDeps, 'authFailures'> {
+  orm: MikroORM;
+  subscriptions: SubscriptionService;
+}
+
 /** Everything a team needs to run itself with its own key, under /v1/teams/{teamId} (docs/team-admin.md). */
-export function teamAdminRoutes(
-  services: Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'authFailures' | 'subscriptions'>,
-  config: { maxJsonBodyBytes: number; authSecret: string },
-): Route[] {
+export function teamAdminRoutes(services: TeamAdminRouteDeps, config: { maxJsonBodyBytes: number; authSecret: string }): Route[] {
   const route = teamRouteBuilder(services, config.maxJsonBodyBytes);
+  const operatorRoute = operatorRouteBuilder({ authSecret: config.authSecret, authFailures: services.authFailures }, config.maxJsonBodyBytes);
   const invites = new InviteService(services.orm, services.authenticator);
   const members = new MemberAdminService(services.orm, services.authenticator);
   return [
     ...inviteRoutes(route, invites),
-    inviteAcceptRoute(invites, { ...config, authFailures: services.authFailures }),
+    inviteAcceptRoute(operatorRoute, invites),
     ...teamSettingsRoutes(route, new TeamSettingsService(services.orm, services.authenticator)),
     ...teamLogRoutes(route, new TeamLogList(services.orm)),
     ...memberRoutes(route, members, new MemberNoteService(services.orm), new TeamMeService(services.orm, members, services.subscriptions)),
     ...groupRoutes(route, new GroupAdminService(services.orm, services.authenticator)),
     ...moduleRoutes(route, new TeamModuleService(services.orm)),
-    ...planRoutes(route, new PlanQueryService(services.orm), services.subscriptions),
+    ...planRoutes(route, publicRouteBuilder(), new PlanQueryService(services.orm), services.subscriptions),
     ...apiKeyRoutes(route, new ApiKeyAdminService(services.orm, services.authenticator)),
   ];
 }
