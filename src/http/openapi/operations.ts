@@ -4,12 +4,13 @@ import { createSchema as automationCreateSchema, updateSchema as automationUpdat
 import { DELIVERY_STATUSES } from '../../domain/automations/automation.entity.ts';
 import { createSchema as folderCreateSchema, updateSchema as folderUpdateSchema } from '../../domain/folders/folder.service.ts';
 import { bulkSchema, updateSchema as mediaUpdateSchema } from '../../domain/media/media-edit.service.ts';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_SEARCH_LENGTH, MEDIA_TYPES } from '../../domain/media/media.service.ts';
+import { MAX_SEARCH_LENGTH, MEDIA_TYPES } from '../../domain/media/media.service.ts';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../domain/paging.ts';
 import { addToGroupSchema, createGroupSchema, createMemberSchema } from '../../domain/members/member.service.ts';
 import { limitsPatchSchema } from '../../domain/teams/team-limits.ts';
 import { createTeamSchema } from '../../domain/teams/team.service.ts';
 import { uploadOptionSchemas } from '../../upload/upload-options.ts';
-import { DEFAULT_TAG_LIMIT, DEFAULT_USAGE_DAYS, MAX_TAG_LIMIT, MAX_TAG_SEARCH_LENGTH, MAX_USAGE_DAYS } from '../routes/media/library-routes.ts';
+import { DEFAULT_TAG_LIMIT, DEFAULT_USAGE_DAYS, MAX_TAG_LIMIT, MAX_TAG_SEARCH_LENGTH, MAX_USAGE_DAYS } from '../../domain/media/library-limits.ts';
 import {
   apiKeySchema, automationListSchema, automationSchema, automationWithSecretSchema, bulkResultSchema, createdTeamSchema, deliveryListSchema,
   deliverySchema, folderDeletionSchema, folderListSchema, folderSchema, groupSchema, healthSchema, mediaDeletionSchema, mediaLinkSchema,
