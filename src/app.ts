@@ -10,8 +10,7 @@ import { CredentialService } from './domain/users/credential.service.ts';
 import { UserProfileService } from './domain/users/user-profile.service.ts';
 import { authRoutes } from './http/routes/users/auth-routes.ts';
 import { userRoutes } from './http/routes/users/user-routes.ts';
-import { userRouteBuilder } from './http/routes/users/user-route.ts';
-import { userAdminRoutes } from './http/routes/admin/user-admin-routes.ts';
+import { userOperatorRoutes } from './http/routes/operator/user-operator-routes.ts';
 import { AccountService } from './domain/accounts/account.service.ts';
 import { OAuthSignInService } from './domain/accounts/oauth-sign-in.service.ts';
 import { DiscordProvider } from './auth/oauth/discord-provider.ts';
@@ -72,7 +71,7 @@ import { MAX_BODY_BYTES, UploadService } from './upload/upload-service.ts';
 import { TusService } from './upload/tus/tus-service.ts';
 import { tusRoutes } from './http/routes/media/tus-routes.ts';
 import { teamFileRoutes } from './http/routes/teams/team-file-routes.ts';
-import { adminRoutes } from './http/routes/admin/admin-routes.ts';
+import { operatorRoutes } from './http/routes/operator/operator-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
 import { HttpServer, type ListenMode } from './http/server.ts';
@@ -89,8 +88,8 @@ import { AUTOMATION_EVENTS_CHANNEL } from './domain/automations/automation-chann
 import { AutomationService } from './domain/automations/automation.service.ts';
 import { automationRoutes } from './http/routes/automations/automation-routes.ts';
 import { teamAdminRoutes } from './http/routes/teams/team-admin-routes.ts';
-import { automationAdminRoutes } from './http/routes/admin/automation-admin-routes.ts';
-import { subscriptionAdminRoutes } from './http/routes/admin/subscription-admin-routes.ts';
+import { automationOperatorRoutes } from './http/routes/operator/automation-operator-routes.ts';
+import { subscriptionOperatorRoutes } from './http/routes/operator/subscription-operator-routes.ts';
 import { openApiRoutes } from './http/openapi/openapi-routes.ts';
 import { createMailSender, type ManagedMailSender } from './mail/create-mail-sender.ts';
 import { TeamDeletion } from './domain/teams/team-deletion.ts';
@@ -524,10 +523,9 @@ export class Application {
         onReconnect: () => services.teamStates.invalidateAll(),
       });
       await this.teamLimitsListener.start();
-      const userRoute = userRouteBuilder(services, this.config.maxJsonBodyBytes);
       const deletionLinks = new DeletionLinks({ secret, publicUrl: this.config.publicUrl });
       const routes = [
-        ...adminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...operatorRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...mediaRoutes(services),
         ...uploadRoutes({ ...services, deletionLinks }),
         ...uploadUrlRoutes({
@@ -548,21 +546,21 @@ export class Application {
         ...automationRoutes(services, this.config),
         ...teamAdminRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),
         ...teamFileRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret, publicUrl: this.config.publicUrl, logger: this.logger }),
-        ...automationAdminRoutes({
+        ...automationOperatorRoutes({
           automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
-        ...subscriptionAdminRoutes({
+        ...subscriptionOperatorRoutes({
           subscriptions: services.subscriptions, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
-        ...authRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...userRoutes(userRoute, { ...services, notificationPreferences: new NotificationPreferenceService(services.orm) }),
+        ...authRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...userRoutes({ ...services, notificationPreferences: new NotificationPreferenceService(services.orm), maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...oauthRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...accountRoutes(userRoute, { accounts: services.accounts, invites: new InviteService(services.orm, services.authenticator) }),
-        ...verificationRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...launcherRoutes(userRoute, {
+        ...accountRoutes({ ...services, invites: new InviteService(services.orm, services.authenticator), maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...verificationRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...launcherRoutes({
           ...services, launcherCodes: new LauncherCodeService({ orm: services.orm, sessions: services.sessions }), maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
-        ...userAdminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...userOperatorRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...openApiRoutes({ publicUrl: this.config.publicUrl }),
       ];
       for (const route of routes) this.router.add(route);
