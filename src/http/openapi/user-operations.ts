@@ -9,7 +9,7 @@ import type { OperationDoc } from './operation-doc.ts';
 import { tokenProgressSchema } from './verification-operations.ts';
 import { JSON_BODY_ERRORS } from './common-errors.ts';
 
-/** Accounts, sign-in and sessions (src/http/routes/users/, src/http/routes/admin/user-admin-routes.ts; docs/accounts.md). */
+/** Accounts, sign-in and sessions (src/http/routes/users/, src/http/routes/operator/user-operator-routes.ts; docs/accounts.md). */
 
 const id = z.uuid();
 const timestamp = z.iso.datetime();
