@@ -18,10 +18,10 @@ import { Cors } from './http/cors.ts';
 import { MemoryBudget } from './http/memory-budget.ts';
 import { openApiRoutes } from './http/openapi/openapi-routes.ts';
 import { Router } from './http/router.ts';
-import { adminRoutes } from './http/routes/admin/admin-routes.ts';
-import { automationAdminRoutes } from './http/routes/admin/automation-admin-routes.ts';
-import { subscriptionAdminRoutes } from './http/routes/admin/subscription-admin-routes.ts';
-import { userAdminRoutes } from './http/routes/admin/user-admin-routes.ts';
+import { operatorRoutes } from './http/routes/operator/operator-routes.ts';
+import { automationOperatorRoutes } from './http/routes/operator/automation-operator-routes.ts';
+import { subscriptionOperatorRoutes } from './http/routes/operator/subscription-operator-routes.ts';
+import { userOperatorRoutes } from './http/routes/operator/user-operator-routes.ts';
 import { automationRoutes } from './http/routes/automations/automation-routes.ts';
 import { healthRoutes, type Lifecycle } from './http/routes/health.ts';
 import { fileServingRoutes } from './http/routes/media/file-serving-routes.ts';
@@ -40,7 +40,6 @@ import { accountRoutes } from './http/routes/users/account-routes.ts';
 import { authRoutes } from './http/routes/users/auth-routes.ts';
 import { launcherRoutes } from './http/routes/users/launcher-routes.ts';
 import { oauthRoutes } from './http/routes/users/oauth-routes.ts';
-import { userRouteBuilder } from './http/routes/users/user-route.ts';
 import { userRoutes } from './http/routes/users/user-routes.ts';
 import { verificationRoutes } from './http/routes/users/verification-routes.ts';
 import { HttpServer, type ListenMode } from './http/server.ts';
@@ -189,34 +188,33 @@ export class Application {
         onReconnect: () => services.teamStates.invalidateAll(),
       });
       await this.teamLimitsListener.start();
-      const userRoute = userRouteBuilder(services, this.config.maxJsonBodyBytes);
       const routes = [
-        ...adminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...operatorRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...mediaRoutes(services),
         ...uploadRoutes(services),
         ...uploadUrlRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...tusRoutes(services),
         ...folderRoutes(services, this.config),
-        ...fileServingRoutes(services, { ...this.config, authSecret: secret }, { servedTraffic: services.servedTraffic }),
+        ...fileServingRoutes(services, this.config, { servedTraffic: services.servedTraffic }),
         ...libraryRoutes(services, this.config),
-        ...mediaEditRoutes(services, this.config, this.logger, services.deletionLinks),
+        ...mediaEditRoutes(services, this.config, services.deletionLinks),
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
         ...automationRoutes(services, this.config),
         ...teamAdminRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),
         ...teamFileRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret, publicUrl: this.config.publicUrl, logger: this.logger }),
-        ...automationAdminRoutes({
+        ...automationOperatorRoutes({
           automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
-        ...subscriptionAdminRoutes({
+        ...subscriptionOperatorRoutes({
           subscriptions: services.subscriptions, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),
-        ...authRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...userRoutes(userRoute, services),
+        ...authRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...userRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...oauthRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...accountRoutes(userRoute, { accounts: services.accounts, invites: services.invites }),
-        ...verificationRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...launcherRoutes(userRoute, { ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
-        ...userAdminRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...accountRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...verificationRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...launcherRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...userOperatorRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...openApiRoutes({ publicUrl: this.config.publicUrl }),
       ];
       for (const route of routes) this.router.add(route);

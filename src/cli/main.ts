@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { Backend } from '../composition/backend.ts';
 import type { CoreServices } from '../composition/services.ts';
 import { ConfigError, loadConfig, type Config } from '../config/config.ts';
-import { parsePaging } from '../domain/media/media.service.ts';
+import { parsePaging } from '../domain/paging.ts';
 import { parseMemberSearch } from '../domain/members/member-admin.service.ts';
 import { reconcileStorage } from '../domain/usage/storage-reconcile.ts';
 import { badRequest, notFound, toServiceError } from '../errors/errors.ts';

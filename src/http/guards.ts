@@ -20,7 +20,7 @@ export async function requireOperator(request: HttpRequest, authSecret: string, 
   });
 }
 
-export interface MediaAccess {
+export interface TeamAccess {
   /** The member permission the route needs; without one, any full key of the team may call it. */
   permission?: PermissionName;
   /** The scope that lets a narrowed key reach this route; routes without one need a full key. */
@@ -29,28 +29,33 @@ export interface MediaAccess {
   whileArchived?: boolean;
 }
 
-export interface MediaGrant {
+export interface TeamGrant {
   principal: Principal;
   /** RateLimit headers for the response. */
   headers: Record<string, string>;
 }
 
+export interface TeamCallerDeps {
+  authenticator: Authenticator;
+  rateLimiter: RequestRateLimiter;
+}
+
 /**
- * The checks every media route makes before anything else, in the order of
- * spec 7: the key (401), its team (401), scope and permission (403), a change
- * to an archived team (403 error.team.archived), then the key's rate limit (429).
+ * The checks every route of a team (`:teamId` in its path: media, team administration,
+ * automations) makes before anything else, in the order of spec 7: the key or session (401),
+ * its team (401), scope and permission (403), a change to an archived team (403
+ * error.team.archived), then the caller's rate limit (429).
  */
-export async function authorizeMedia(
-  request: HttpRequest,
-  deps: { authenticator: Authenticator; rateLimiter: RequestRateLimiter },
-  access: MediaAccess,
-): Promise<MediaGrant> {
-  const principal = checkMediaAccess(request, await deps.authenticator.authenticate(request.headers['authorization'], request.remoteAddress, request.params['teamId'] ?? ''), access);
+export async function authorizeTeamCaller(request: HttpRequest, deps: TeamCallerDeps, access: TeamAccess): Promise<TeamGrant> {
+  const principal = checkTeamAccess(request, await deps.authenticator.authenticate(request.headers['authorization'], request.remoteAddress, request.params['teamId'] ?? ''), access);
   const headers = await deps.rateLimiter.consume(principal.rateLimitKey);
   return { principal, headers };
 }
 
-function checkMediaAccess(request: HttpRequest, principal: Principal, access: MediaAccess): Principal {
+/** @deprecated The old name, kept for the upload routes (upload, upload URL, tus) until they use the route builder. */
+export const authorizeMedia = authorizeTeamCaller;
+
+function checkTeamAccess(request: HttpRequest, principal: Principal, access: TeamAccess): Principal {
   if (principal.teamId !== request.params['teamId']) throw unauthorized('The API key does not belong to this team');
   if (principal.scopes.length > 0 && !(access.scope && principal.scopes.includes(access.scope))) {
     throw forbidden('The API key lacks the scope for this route', access.scope);

@@ -1,8 +1,11 @@
-import { parsePaging, type MediaListQuery } from '../domain/media/media.service.ts';
+import { parsePaging, type Paging } from '../domain/paging.ts';
 import type { HttpRequest } from './types.ts';
 
-/** Spec 4.4's paging: the `pageNumber` and `pageSize` headers, or query parameters of those names (the headers win). */
-export function readPaging(request: HttpRequest): MediaListQuery {
+/**
+ * Spec 4.4's paging, the one way every list route reads it: the `pageNumber` and `pageSize`
+ * headers, or query parameters of those names (the headers win).
+ */
+export function readPaging(request: HttpRequest): Paging {
   return parsePaging(pagingValue(request, 'pageNumber'), pagingValue(request, 'pageSize'));
 }
 

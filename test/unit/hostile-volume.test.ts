@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { parseRange } from '../../src/http/routes/media/file-serving-routes.ts';
-import { MAX_PAGE_SIZE, MAX_SEARCH_LENGTH, MEDIA_TYPES, parseListFilters, parsePaging } from '../../src/domain/media/media.service.ts';
+import { MAX_SEARCH_LENGTH, MEDIA_TYPES, parseListFilters } from '../../src/domain/media/media.service.ts';
+import { MAX_PAGE_SIZE, parsePaging } from '../../src/domain/paging.ts';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { checkNameAndType } from '../../src/domain/file-types.ts';
 import { refusalAtFileStart } from '../../src/uploads/options/file-refusal.ts';

@@ -3,7 +3,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { conflict, notFound, teamLimit } from '../../errors/errors.ts';
 import { parseTags } from '../tags.ts';
-import type { MediaListQuery } from '../media/media.service.ts';
+import type { Paging } from '../paging.ts';
 import type { Actor } from '../actor.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { effectiveLimits } from '../teams/team-limits.ts';
@@ -332,7 +332,7 @@ export class AutomationService {
   }
 
   /** Newest first (the reverse of the delivery order). */
-  async listDeliveries(teamId: string, automationId: string, paging: MediaListQuery, filters: DeliveryListFilters = {}) {
+  async listDeliveries(teamId: string, automationId: string, paging: Paging, filters: DeliveryListFilters = {}) {
     const em = this.orm.em.fork();
     const automation = await this.find(em, teamId, automationId);
     const conditions = ['d.automation_id = ?'];

@@ -1,18 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { badRequest, notFound } from '../../errors/errors.ts';
 import { parseTags } from '../tags.ts';
+import type { Paging } from '../paging.ts';
 import { isUuid } from '../validation.ts';
 import { Team } from '../teams/team.entity.ts';
 import { MediaFile } from './media-file.entity.ts';
 import { mediaPath, publicMediaUrl } from './media-links.ts';
-
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 500;
-
-export interface MediaListQuery {
-  pageNumber: number;
-  pageSize: number;
-}
 
 export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'all'] as const;
 export type MediaType = (typeof MEDIA_TYPES)[number];
@@ -123,19 +116,6 @@ export interface MediaRecord {
   updatedAt: Date;
 }
 
-/** Parses the paging values of spec 4.4 (headers, or query parameters: see http/paging.ts). */
-export function parsePaging(pageNumberHeader: string | undefined, pageSizeHeader: string | undefined): MediaListQuery {
-  const pageNumber = pageNumberHeader === undefined ? 1 : Number(pageNumberHeader);
-  const pageSize = pageSizeHeader === undefined ? DEFAULT_PAGE_SIZE : Number(pageSizeHeader);
-  if (!Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > 1_000_000) {
-    throw badRequest('pageNumber must be a whole number from 1.', 'pageNumber');
-  }
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-    throw badRequest(`pageSize must be a whole number from 1 to ${MAX_PAGE_SIZE}.`, 'pageSize');
-  }
-  return { pageNumber, pageSize };
-}
-
 export class MediaService {
   private readonly orm: MikroORM;
   private readonly linkBaseUrl: string;
@@ -177,7 +157,7 @@ export class MediaService {
    * placeholders (MikroORM inlines them escaped); rows are mapped back to
    * entities so the records come from view().
    */
-  async list(teamId: string, query: MediaListQuery, filters: MediaListFilters = {}) {
+  async list(teamId: string, query: Paging, filters: MediaListFilters = {}) {
     const em = this.orm.em.fork();
     const team = await em.findOne(Team, { id: teamId }, { fields: ['usedStorage'] });
     if (!team) throw notFound('team', teamId);

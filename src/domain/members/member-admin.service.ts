@@ -5,7 +5,8 @@ import { announceAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
 import { isPermissionName } from '../../auth/permissions.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../errors/errors.ts';
 import { Group } from '../groups/group.entity.ts';
-import { MAX_SEARCH_LENGTH, type MediaListQuery } from '../media/media.service.ts';
+import { MAX_SEARCH_LENGTH } from '../media/media.service.ts';
+import type { Paging } from '../paging.ts';
 import type { Actor } from '../actor.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
@@ -58,7 +59,7 @@ export class MemberAdminService {
   }
 
   /** Current members (not those who left), by sort then name; `{data, count}` of TeamMemberInfo2. */
-  async list(teamId: string, paging: MediaListQuery, search?: string) {
+  async list(teamId: string, paging: Paging, search?: string) {
     const em = this.orm.em.fork();
     const where = { team: teamId, leftTeamAt: null, ...(search && { name: { $ilike: `%${search.replace(/[\\%_]/g, '\\$&')}%` } }) };
     const [members, count] = await em.findAndCount(TeamMember, where, {

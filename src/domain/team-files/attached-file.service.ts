@@ -2,7 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { fileAboveSizeLimit, notFound, teamStorageFull } from '../../errors/errors.ts';
 import type { ObjectStore } from '../../storage/object-store.ts';
-import type { MediaListQuery } from '../media/media.service.ts';
+import type { Paging } from '../paging.ts';
 import type { SignedLinks } from '../media/signed-links.ts';
 import { defaultPlanLimits } from '../plans/plan-limits.ts';
 import type { Actor } from '../actor.ts';
@@ -153,7 +153,7 @@ export class AttachedFileService {
   }
 
   /** `{data, count, usedTeamStorage}`, newest first, paged. */
-  async list(kind: FileKind, teamId: string, visibility: FileVisibility, filters: AttachedFileFilters, paging: MediaListQuery) {
+  async list(kind: FileKind, teamId: string, visibility: FileVisibility, filters: AttachedFileFilters, paging: Paging) {
     const where = ['team_id = ?'];
     const params: unknown[] = [teamId];
     const add = (condition: string, value: string | undefined) => {

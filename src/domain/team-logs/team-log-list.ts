@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { badRequest } from '../../errors/errors.ts';
-import type { MediaListQuery } from '../media/media.service.ts';
+import type { Paging } from '../paging.ts';
 import { parseInput, uuid } from '../validation.ts';
 import { timestampIso } from '../views.ts';
 
@@ -67,7 +67,7 @@ export class TeamLogList {
     this.orm = options.orm;
   }
 
-  async list(teamId: string, filters: TeamLogFilters, paging: MediaListQuery) {
+  async list(teamId: string, filters: TeamLogFilters, paging: Paging) {
     const conditions = ['l.team_id = ?'];
     const params: unknown[] = [teamId];
     const add = (sql: string, value: unknown) => {

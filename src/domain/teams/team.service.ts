@@ -6,7 +6,7 @@ import { allPermissions } from '../../auth/permissions.ts';
 import { badRequest, notFound } from '../../errors/errors.ts';
 import { ApiKey } from '../api-keys/api-key.entity.ts';
 import { TeamMember } from '../members/team-member.entity.ts';
-import type { MediaListQuery } from '../media/media.service.ts';
+import type { Paging } from '../paging.ts';
 import { Plan } from '../plans/plan.entity.ts';
 import type { PlanLimits } from '../plans/plan-limits.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
@@ -70,7 +70,7 @@ export class TeamService {
   }
 
   /** The teams, newest first, archived ones too; `search`: a part of the name, any case. `{data, count}` as the spec's lists. */
-  async listTeams(paging: MediaListQuery, search?: string) {
+  async listTeams(paging: Paging, search?: string) {
     const where = search ? { name: { $ilike: `%${search.replace(/[\\%_]/g, '\\$&')}%` } } : {};
     const [teams, count] = await this.orm.em.fork().findAndCount(Team, where, {
       orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],

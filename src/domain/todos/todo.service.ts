@@ -1,7 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { notFound, teamLimit } from '../../errors/errors.ts';
-import type { MediaListQuery } from '../media/media.service.ts';
+import type { Paging } from '../paging.ts';
 import { TeamMember } from '../members/team-member.entity.ts';
 import type { PlanLimits } from '../plans/plan-limits.ts';
 import type { AttachedFileService, DeletedFile } from '../team-files/attached-file.service.ts';
@@ -109,7 +109,7 @@ export class TodoService {
     await this.files.removeObjects(teamId, deleted);
   }
 
-  async listTodos(teamId: string, boardId: string, filters: TodoFilters, paging: MediaListQuery) {
+  async listTodos(teamId: string, boardId: string, filters: TodoFilters, paging: Paging) {
     const em = this.orm.em.fork();
     const board = await this.board(em, teamId, boardId);
     const where = {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { linkManualAccountSchema } from '../../domain/accounts/account-data.ts';
 import { startSignInSchema } from '../../domain/accounts/oauth-sign-in.service.ts';
 import { acceptOwnInviteSchema } from '../../domain/invites/invite.service.ts';
-import type { OperationDoc } from './operations.ts';
+import type { OperationDoc } from './operation-doc.ts';
 import { teamMemberSchema } from './schemas.ts';
 import { minimalAccountSchema, teamJoinInfoSchema } from './team-schemas.ts';
 import { issuedSessionSchema } from './user-operations.ts';

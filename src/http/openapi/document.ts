@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { errorBodySchema } from './schemas.ts';
-import { operations, PATH_PARAMETERS, rateLimitHeaders, retryAfter, TAGS, type Access, type OperationDoc } from './operations.ts';
+import { PATH_PARAMETERS, rateLimitHeaders, retryAfter, TAGS, type Access, type OperationDoc } from './operation-doc.ts';
+import { operations } from './operations.ts';
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-// The Idempotency-Key's parts of the OpenAPI document, shared by operations.ts and the files of
-// routes it includes (a module of its own, so that those need not import operations.ts back).
+// The Idempotency-Key's parts of the OpenAPI document, shared by the area files that describe
+// the upload routes (media, upload URL, tus operations).
 
 /** The Idempotency-Key request header and the Idempotent-Replayed answer header (docs/api.md, "Idempotent uploads"). */
 export const idempotencyHeaders = z.object({

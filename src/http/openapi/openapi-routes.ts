@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { notFound } from '../../errors/errors.ts';
 import type { HttpRequest, HttpResult, Route } from '../types.ts';
+import { publicRouteBuilder } from '../routes/route-builder.ts';
 import { openApiDocument } from './document.ts';
 
 /**
@@ -122,40 +123,29 @@ const pages: Record<'docs/' | '', Loaded | null> = { 'docs/': null, '': null };
 
 /** `publicUrl` (PUBLIC_URL) is the document's `servers` entry. */
 export function openApiRoutes(options: { publicUrl: string }): Route[] {
+  const route = publicRouteBuilder();
   let documentContent: Loaded | null = null;
   return [
-    {
-      method: 'GET',
-      pattern: '/v1/openapi.json',
-      handler: (request) => {
-        documentContent ??= compressed(openApiDocument(options.publicUrl).json);
-        return send(request, documentContent, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' });
-      },
-    },
-    {
-      method: 'GET',
-      // The router matches /docs/ here too (a trailing slash is ignored).
-      pattern: '/docs',
-      handler: (request) => {
-        const assetBase = request.path.endsWith('/') ? '' : 'docs/';
-        const content = (pages[assetBase] ??= compressed(page(assetBase)));
-        return send(request, content, {
-          'Content-Type': 'text/html; charset=utf-8',
-          'Cache-Control': 'no-cache',
-          'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-          'Referrer-Policy': 'no-referrer',
-        });
-      },
-    },
-    {
-      method: 'GET',
-      pattern: '/docs/:asset',
-      handler: async (request) => {
-        const name = request.params['asset'] ?? '';
-        const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name]! : null;
-        if (!asset) throw notFound('asset', name);
-        return send(request, await load(name, asset), { 'Content-Type': asset.contentType, 'Cache-Control': 'public, max-age=3600' });
-      },
-    },
+    route('GET', '/v1/openapi.json', ({ request }) => {
+      documentContent ??= compressed(openApiDocument(options.publicUrl).json);
+      return send(request, documentContent, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' });
+    }),
+    // The router matches /docs/ here too (a trailing slash is ignored).
+    route('GET', '/docs', ({ request }) => {
+      const assetBase = request.path.endsWith('/') ? '' : 'docs/';
+      const content = (pages[assetBase] ??= compressed(page(assetBase)));
+      return send(request, content, {
+        'Content-Type': 'text/html; charset=utf-8',
+        'Cache-Control': 'no-cache',
+        'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+        'Referrer-Policy': 'no-referrer',
+      });
+    }),
+    route('GET', '/docs/:asset', async ({ param, request }) => {
+      const name = param('asset');
+      const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name]! : null;
+      if (!asset) throw notFound('asset', name);
+      return send(request, await load(name, asset), { 'Content-Type': asset.contentType, 'Cache-Control': 'public, max-age=3600' });
+    }),
   ];
 }

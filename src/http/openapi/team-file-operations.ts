@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TODO_STATES } from '../../domain/todos/todo.entity.ts';
 import { createBoardSchema, createTodoSchema, updateBoardSchema, updateTodoSchema } from '../../domain/todos/todo.service.ts';
 import { uploadOptionSchemas } from '../../uploads/options/upload-options.ts';
-import type { OperationDoc } from './operations.ts';
+import type { OperationDoc } from './operation-doc.ts';
 import { JSON_BODY_ERRORS } from './common-errors.ts';
 
 /** Team files, to-do boards, to-dos and to-do files (src/http/routes/teams/team-file-routes.ts; docs/team-files.md). */

@@ -14,10 +14,10 @@ import {
   dashboardInfoSchema, inviteSchema, meTeamInfoSchema, subscriptionSchema, memberNoteInfoSchema, planSchema, teamModuleSchema, teamPlanSchema, teamJoinInfoSchema, teamLogListSchema, teamMemberInfoSchema, teamMemberListSchema, teamMinimalSchema,
 } from './team-schemas.ts';
 import { MAX_SEARCH_LENGTH } from '../../domain/media/media.service.ts';
-import type { OperationDoc } from './operations.ts';
+import type { OperationDoc } from './operation-doc.ts';
 import { JSON_BODY_ERRORS } from './common-errors.ts';
 
-/** The team administration routes (src/http/routes/teams), described as operations.ts describes the rest. */
+/** The team administration routes (src/http/routes/teams), described as the other area files (media-operations.ts, ...) describe theirs. */
 
 const base = '/v1/teams/:teamId';
 const needs = (permission: string | null, more = '') =>

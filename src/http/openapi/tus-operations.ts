@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TUS_EXTENSIONS } from '../routes/media/tus-routes.ts';
 import { IDEMPOTENCY_ERRORS, idempotencyHeaders, replayedHeader } from './idempotency-docs.ts';
-import type { OperationDoc } from './operations.ts';
+import type { OperationDoc } from './operation-doc.ts';
 
 /**
  * The tus 1.0.0 routes (resumable uploads). tus speaks in headers: requests carry Tus-Resumable,

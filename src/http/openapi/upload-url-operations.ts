@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createUploadUrlSchema, UPLOAD_URL_MAX_SECONDS } from '../../uploads/upload-urls/upload-url.service.ts';
 import { uploadOptionSchemas } from '../../uploads/options/upload-options.ts';
 import { IDEMPOTENCY_ERRORS, idempotencyHeaders, replayableAnswerHeaders } from './idempotency-docs.ts';
-import type { OperationDoc } from './operations.ts';
+import type { OperationDoc } from './operation-doc.ts';
 import { uploadedMediaFileSchema } from './schemas.ts';
 
 export const uploadUrlSchema = z

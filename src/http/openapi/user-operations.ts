@@ -5,11 +5,11 @@ import {
   NOTIFICATION_CHANNELS, NOTIFICATION_FREQUENCIES, NOTIFICATION_TOPICS, updateNotificationSettingsSchema,
 } from '../../domain/notifications/notification-preference.service.ts';
 import { exchangeCodeSchema, LAUNCHER_CODE_TTL_SECONDS, startCodeSchema } from '../../domain/launcher/launcher-code.service.ts';
-import type { OperationDoc } from './operations.ts';
+import type { OperationDoc } from './operation-doc.ts';
 import { tokenProgressSchema } from './verification-operations.ts';
 import { JSON_BODY_ERRORS } from './common-errors.ts';
 
-/** Accounts, sign-in and sessions (src/http/routes/users/, src/http/routes/admin/user-admin-routes.ts; docs/accounts.md). */
+/** Accounts, sign-in and sessions (src/http/routes/users/, src/http/routes/operator/user-operator-routes.ts; docs/accounts.md). */
 
 const id = z.uuid();
 const timestamp = z.iso.datetime();

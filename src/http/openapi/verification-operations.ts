@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ACTION_TYPES, EMAIL_VERIFY } from '../../domain/verification/verification-token.ts';
 import { confirmSchema, emailChangeSchema, ownershipTransferSchema } from '../../domain/verification/verification.service.ts';
-import type { OperationDoc } from './operations.ts';
+import type { OperationDoc } from './operation-doc.ts';
 import { JSON_BODY_ERRORS } from './common-errors.ts';
 
 /** Verification action tokens, email verification, account actions and exports (src/http/routes/users/verification-routes.ts; docs/accounts.md). */

@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { forbidden, unauthorized } from '../../errors/errors.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { HttpRequest, Route } from '../types.ts';
+import { defineRoute, type Guard } from './route-builder.ts';
 
 export interface MetricsRouteDeps {
   metrics: Metrics;
@@ -41,22 +42,21 @@ function checkAccess(request: HttpRequest, token: Buffer | null): void {
   if (!match || !timingSafeEqual(digest(match[1]!), token)) throw unauthorized('Missing or invalid metrics token');
 }
 
-/** GET /metrics: Prometheus text exposition of this instance. */
+/** GET /metrics: Prometheus text exposition of this instance, behind the metrics token (or loopback). */
 export function metricsRoutes(deps: MetricsRouteDeps): Route[] {
   const token = deps.token === null ? null : digest(deps.token);
+  const metricsReader: Guard<object> = async (request) => {
+    checkAccess(request, token);
+    return { caller: {} };
+  };
   return [
-    {
-      method: 'GET',
-      pattern: '/metrics',
-      handler: async (request) => {
-        checkAccess(request, token);
-        const text = Buffer.from(await deps.metrics.render());
-        return {
-          status: 200,
-          headers: { 'Content-Type': deps.metrics.contentType, 'Cache-Control': 'no-store' },
-          stream: { body: Readable.from([text]), length: text.length },
-        };
-      },
-    },
+    defineRoute('GET', '/metrics', metricsReader, async () => {
+      const text = Buffer.from(await deps.metrics.render());
+      return {
+        status: 200,
+        headers: { 'Content-Type': deps.metrics.contentType, 'Cache-Control': 'no-store' },
+        stream: { body: Readable.from([text]), length: text.length },
+      };
+    }, 0),
   ];
 }

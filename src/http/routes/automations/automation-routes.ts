@@ -1,57 +1,49 @@
-import type { Services } from '../../../app.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import { parseDeliveryFilters, type Actor, type AutomationService } from '../../../domain/automations/automation.service.ts';
-import { authorizeMedia } from '../../guards.ts';
 import { readPaging } from '../../paging.ts';
-import { json, noContent, type Handler, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
+import { json, noContent, type HttpMethod, type HttpResult, type Route } from '../../types.ts';
+import { TEAM_BASE, teamRouteBuilder, type RouteCall, type TeamRouteDeps } from '../route-builder.ts';
 
-/** What a route handler knows once the caller is authorised for the team in the path. */
-export interface AutomationCall {
-  request: HttpRequest;
+/** Who calls an automation route: the team of the path, and who acts for the team log. */
+export interface AutomationCaller {
   teamId: string;
   actor: Actor;
-  /** Headers for the answer (the team key's RateLimit headers). */
-  headers: Record<string, string>;
 }
 
-/** Authorises the caller for the `:teamId` of the path (team key or operator secret). */
-export type AutomationAuthorizer = (request: HttpRequest) => Promise<Omit<AutomationCall, 'request'>>;
+/** Declares one automation route with its audience's guard (team key or operator secret). */
+export type AutomationRoute = (method: HttpMethod, path: string, handle: (call: RouteCall<AutomationCaller>) => Promise<HttpResult>) => Route;
 
 /**
- * The automation routes under `base` (which holds `:teamId`), shared by the
- * team routes and the operator routes; only the authorisation differs.
+ * The automation routes, shared by the team routes and the operator routes
+ * (operator/automation-operator-routes.ts); only `route`, the audience, differs.
  */
-export function automationRouteTable(base: string, automations: AutomationService, authorize: AutomationAuthorizer, maxJsonBodyBytes: number): Route[] {
-  const route = (method: Route['method'], path: string, handle: (call: AutomationCall) => Promise<HttpResult>): Route => ({
-    method,
-    pattern: `${base}${path}`,
-    handler: (async (request) => handle({ request, ...(await authorize(request)) })) satisfies Handler,
-  });
-  const param = (call: AutomationCall, name: string) => call.request.params[name] ?? '';
-  const body = (call: AutomationCall) => call.request.body.json(maxJsonBodyBytes);
-
+export function automationRouteTable(route: AutomationRoute, automations: AutomationService): Route[] {
   return [
-    route('GET', '', async (call) => json(200, await automations.list(call.teamId), call.headers)),
-    route('POST', '', async (call) => json(201, await automations.create(call.teamId, await body(call), call.actor), call.headers)),
-    route('GET', '/:automationId', async (call) => json(200, await automations.get(call.teamId, param(call, 'automationId')), call.headers)),
+    route('GET', '', async (call) => json(200, await automations.list(call.teamId))),
+    route('POST', '', async (call) => json(201, await automations.create(call.teamId, await call.body(), call.actor))),
+    route('GET', '/:automationId', async (call) => json(200, await automations.get(call.teamId, call.param('automationId')))),
     route('PATCH', '/:automationId', async (call) =>
-      json(200, await automations.update(call.teamId, param(call, 'automationId'), await body(call), call.actor), call.headers)),
+      json(200, await automations.update(call.teamId, call.param('automationId'), await call.body(), call.actor))),
     route('DELETE', '/:automationId', async (call) => {
-      await automations.delete(call.teamId, param(call, 'automationId'), call.actor);
-      return { ...noContent(), headers: call.headers };
+      await automations.delete(call.teamId, call.param('automationId'), call.actor);
+      return noContent();
     }),
     route('POST', '/:automationId/rotate-secret', async (call) =>
-      json(200, await automations.rotateSecret(call.teamId, param(call, 'automationId'), call.actor), call.headers)),
+      json(200, await automations.rotateSecret(call.teamId, call.param('automationId'), call.actor))),
     route('GET', '/:automationId/deliveries', async (call) => {
       const paging = readPaging(call.request);
       const filters = parseDeliveryFilters(call.request.query);
-      return json(200, await automations.listDeliveries(call.teamId, param(call, 'automationId'), paging, filters), call.headers);
+      return json(200, await automations.listDeliveries(call.teamId, call.param('automationId'), paging, filters));
     }),
     route('POST', '/:automationId/deliveries/retry-failed', async (call) =>
-      json(200, await automations.retryFailed(call.teamId, param(call, 'automationId')), call.headers)),
+      json(200, await automations.retryFailed(call.teamId, call.param('automationId')))),
     route('POST', '/:automationId/deliveries/:deliveryId/retry', async (call) =>
-      json(200, await automations.retryDelivery(call.teamId, param(call, 'automationId'), param(call, 'deliveryId')), call.headers)),
+      json(200, await automations.retryDelivery(call.teamId, call.param('automationId'), call.param('deliveryId')))),
   ];
+}
+
+export interface AutomationRouteDeps extends TeamRouteDeps {
+  automations: AutomationService;
 }
 
 /**
@@ -59,10 +51,7 @@ export function automationRouteTable(base: string, automations: AutomationServic
  * member has `team.automations.manage` (keys narrowed to a scope get 403; a key
  * of another team 401, as on the media routes).
  */
-export function automationRoutes(services: Pick<Services, 'automations' | 'authenticator' | 'rateLimiter'>, config: { maxJsonBodyBytes: number }): Route[] {
-  const authorize: AutomationAuthorizer = async (request) => {
-    const { principal, headers } = await authorizeMedia(request, services, { permission: Permission.automationsManage });
-    return { teamId: principal.teamId, actor: { teamMemberId: principal.actingMemberId }, headers };
-  };
-  return automationRouteTable('/v1/teams/:teamId/automations', services.automations, authorize, config.maxJsonBodyBytes);
+export function automationRoutes(deps: AutomationRouteDeps, config: { maxJsonBodyBytes: number }): Route[] {
+  const teamRoute = teamRouteBuilder(deps, config.maxJsonBodyBytes, `${TEAM_BASE}/automations`);
+  return automationRouteTable((method, path, handle) => teamRoute(method, path, Permission.automationsManage, handle), deps.automations);
 }

@@ -6,8 +6,9 @@ import { isUuid } from '../../../domain/validation.ts';
 import { deletionLinkRefused } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
+import { MEDIA_BASE, publicRouteBuilder } from '../route-builder.ts';
 
-export const DELETION_LINK_PATTERN = '/v1/cdn/media/:teamId/deletion-links/:mediaId';
+export const DELETION_LINK_PATTERN = `${MEDIA_BASE}/deletion-links/:mediaId`;
 
 /** No script, no outside resource; the form may post only back here. */
 const CONTENT_SECURITY_POLICY = "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -42,34 +43,23 @@ export function deletionLinkRoutes(deps: DeletionLinkRouteDeps): Route[] {
     }
   }
 
+  const route = publicRouteBuilder();
   return [
-    {
-      method: 'GET',
-      pattern: DELETION_LINK_PATTERN,
-      handler: async (request) => {
-        const { teamId, mediaId } = verified(request);
-        const rows = await deps.orm.em.fork().execute<{ file_name: string; size: string | number }[]>(
-          'select file_name, size from media_file where team_id = ? and id = ?', [teamId, mediaId],
-        );
-        const file = rows[0];
-        if (!file) throw deletionLinkRefused('gone');
-        return page(confirmationPage(file.file_name, Number(file.size)));
-      },
-    },
-    {
-      method: 'DELETE',
-      pattern: DELETION_LINK_PATTERN,
-      handler: async (request) => json(200, await remove(request), { 'Cache-Control': 'no-store' }),
-    },
-    {
-      method: 'POST',
-      pattern: DELETION_LINK_PATTERN,
-      handler: async (request) => {
-        const deletion = await remove(request);
-        // The page's form wants a page back; a program, the JSON answer of DELETE.
-        return /\btext\/html\b/i.test(request.headers['accept'] ?? '') ? page(deletedPage()) : json(200, deletion, { 'Cache-Control': 'no-store' });
-      },
-    },
+    route('GET', DELETION_LINK_PATTERN, async ({ request }) => {
+      const { teamId, mediaId } = verified(request);
+      const rows = await deps.orm.em.fork().execute<{ file_name: string; size: string | number }[]>(
+        'select file_name, size from media_file where team_id = ? and id = ?', [teamId, mediaId],
+      );
+      const file = rows[0];
+      if (!file) throw deletionLinkRefused('gone');
+      return page(confirmationPage(file.file_name, Number(file.size)));
+    }),
+    route('DELETE', DELETION_LINK_PATTERN, async ({ request }) => json(200, await remove(request), { 'Cache-Control': 'no-store' })),
+    route('POST', DELETION_LINK_PATTERN, async ({ request }) => {
+      const deletion = await remove(request);
+      // The page's form wants a page back; a program, the JSON answer of DELETE.
+      return /\btext\/html\b/i.test(request.headers['accept'] ?? '') ? page(deletedPage()) : json(200, deletion, { 'Cache-Control': 'no-store' });
+    }),
   ];
 }
 

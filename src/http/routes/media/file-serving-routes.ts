@@ -1,14 +1,22 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../../config/config.ts';
-import type { Services } from '../../../app.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import { MediaFile } from '../../../domain/media/media-file.entity.ts';
 import { mediaFilePart, mediaPath, publicMediaUrl } from '../../../domain/media/media-links.ts';
 import type { ServedTrafficCounter } from '../../../domain/media/served-traffic.ts';
+import type { SignedLinks } from '../../../domain/media/signed-links.ts';
 import { isUuid } from '../../../domain/validation.ts';
 import { forbidden, notFound } from '../../../errors/errors.ts';
-import { isStorageError } from '../../../storage/object-store.ts';
-import { authorizeMedia } from '../../guards.ts';
+import { isStorageError, type ObjectStore } from '../../../storage/object-store.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
+import { MEDIA_BASE, publicRouteBuilder, teamRouteBuilder, type TeamRouteDeps } from '../route-builder.ts';
+
+export interface FileServingRouteDeps extends TeamRouteDeps {
+  orm: MikroORM;
+  store: Pick<ObjectStore, 'read'>;
+  /** Signs and checks private files' links (the composition root gives it the operator secret). */
+  fileLinks: SignedLinks;
+}
 
 /** Public files never change under their key (renames do not move bytes), so caches may keep them for a year. */
 const PUBLIC_CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -96,9 +104,9 @@ const EMPTY_BODY: AsyncIterable<Buffer> = { async *[Symbol.asyncIterator]() {} }
  * (ServedTrafficCounter.countBody); refusals (403, 404, 416) are not counted.
  */
 export function fileServingRoutes(
-  services: Services,
-  config: Config,
-  options: { now?: () => number; servedTraffic?: ServedTrafficCounter } = {},
+  services: FileServingRouteDeps,
+  config: Pick<Config, 'cdnUrl' | 'publicUrl'>,
+  options: { servedTraffic?: ServedTrafficCounter } = {},
 ): Route[] {
   const traffic = options.servedTraffic;
   const links = services.fileLinks;
@@ -109,19 +117,18 @@ export function fileServingRoutes(
     return services.orm.em.fork().findOne(MediaFile, { id: mediaId.toLowerCase(), team: teamId.toLowerCase() });
   };
 
-  const linkRoute: Route = {
-    method: 'GET',
-    pattern: '/v1/cdn/media/:teamId/:mediaId',
-    handler: async (request) => {
-      const { principal, headers } = await authorizeMedia(request, services, { permission: Permission.mediaView });
-      const mediaId = request.params['mediaId']!;
-      const file = await findFile(principal.teamId, mediaId);
-      if (!file) throw notFound('media file', mediaId);
-      const path = mediaPath(principal.teamId, file.id, file.fileName);
-      const url = file.isPublic ? publicMediaUrl(publicBase, path) : `${publicMediaUrl(config.publicUrl, path)}${links.sign(path)}`;
-      return json(200, { url }, { ...headers, 'Cache-Control': 'no-store' });
-    },
-  };
+  // Reads no body.
+  const route = teamRouteBuilder(services, 0, MEDIA_BASE);
+  const publicRoute = publicRouteBuilder();
+
+  const linkRoute = route('GET', '/:mediaId', Permission.mediaView, async (call) => {
+    const mediaId = call.param('mediaId');
+    const file = await findFile(call.teamId, mediaId);
+    if (!file) throw notFound('media file', mediaId);
+    const path = mediaPath(call.teamId, file.id, file.fileName);
+    const url = file.isPublic ? publicMediaUrl(publicBase, path) : `${publicMediaUrl(config.publicUrl, path)}${links.sign(path)}`;
+    return json(200, { url }, { 'Cache-Control': 'no-store' });
+  });
 
   const serveFile = async (request: HttpRequest): Promise<HttpResult> => {
     const teamId = request.params['teamId']!;
@@ -194,6 +201,6 @@ export function fileServingRoutes(
   return [
     linkRoute,
     // HEAD reaches the same handler (the router answers HEAD with a GET route).
-    { method: 'GET', pattern: '/media/team/:teamId/:file', handler: serveFile },
+    publicRoute('GET', '/media/team/:teamId/:file', ({ request }) => serveFile(request)),
   ];
 }

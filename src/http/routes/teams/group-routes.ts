@@ -1,10 +1,10 @@
 import { Permission } from '../../../auth/permissions.ts';
 import type { GroupAdminService } from '../../../domain/groups/group-admin.service.ts';
 import { json, noContent, type Route } from '../../types.ts';
-import { callerOf, type teamRouteBuilder } from './team-route.ts';
+import { callerOf, type TeamRoute } from '../route-builder.ts';
 
 /** Groups of the team (spec 2.13): team.members.view to list, team.groups.manage for everything else. */
-export function groupRoutes(route: ReturnType<typeof teamRouteBuilder>, groups: GroupAdminService): Route[] {
+export function groupRoutes(route: TeamRoute, groups: GroupAdminService): Route[] {
   return [
     route('GET', '/groups', Permission.membersView, async (call) => json(200, await groups.list(call.teamId))),
     route('POST', '/groups', Permission.groupsManage, async (call) => json(201, await groups.create(call.teamId, await call.body(), callerOf(call)))),

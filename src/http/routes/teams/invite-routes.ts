@@ -1,12 +1,10 @@
-import type { FailureThrottle } from '../../../auth/failure-throttle.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import type { InviteService } from '../../../domain/invites/invite.service.ts';
-import { requireOperator } from '../../guards.ts';
 import { json, noContent, type Route } from '../../types.ts';
-import { callerOf, type teamRouteBuilder } from './team-route.ts';
+import { callerOf, type OperatorRoute, type TeamRoute } from '../route-builder.ts';
 
 /** The team's invites (spec 2.13), all behind team.invites.manage. */
-export function inviteRoutes(route: ReturnType<typeof teamRouteBuilder>, invites: InviteService): Route[] {
+export function inviteRoutes(route: TeamRoute, invites: InviteService): Route[] {
   return [
     route('GET', '/invites', Permission.invitesManage, async (call) => json(200, await invites.list(call.teamId))),
     route('POST', '/invites', Permission.invitesManage, async (call) => json(201, await invites.create(call.teamId, await call.body(), callerOf(call)))),
@@ -19,13 +17,6 @@ export function inviteRoutes(route: ReturnType<typeof teamRouteBuilder>, invites
 }
 
 /** Until user sign-in exists, the operator accepts an invite on a user's behalf. */
-export function inviteAcceptRoute(invites: InviteService, config: { authSecret: string; authFailures: FailureThrottle; maxJsonBodyBytes: number }): Route {
-  return {
-    method: 'POST',
-    pattern: '/v1/admin/invites/:inviteId/accept',
-    handler: async (request) => {
-      await requireOperator(request, config.authSecret, config.authFailures);
-      return json(201, await invites.accept(request.params['inviteId'] ?? '', await request.body.json(config.maxJsonBodyBytes)));
-    },
-  };
+export function inviteAcceptRoute(operatorRoute: OperatorRoute, invites: InviteService): Route {
+  return operatorRoute('POST', '/v1/admin/invites/:inviteId/accept', async (call) => json(201, await invites.accept(call.param('inviteId'), await call.body())));
 }

@@ -1,16 +1,16 @@
 import { Permission } from '../../../auth/permissions.ts';
-import { parsePaging } from '../../../domain/media/media.service.ts';
 import { type MemberAdminService, parseMemberSearch } from '../../../domain/members/member-admin.service.ts';
 import type { MemberNoteService } from '../../../domain/members/member-note.service.ts';
 import type { TeamMeService } from '../../../domain/teams/team-me.service.ts';
+import { readPaging } from '../../paging.ts';
 import { json, noContent, type Route } from '../../types.ts';
-import { callerOf as caller, type teamRouteBuilder } from './team-route.ts';
+import { callerOf as caller, type TeamRoute } from '../route-builder.ts';
 
 /** Members of the team and notes about them (spec 2.13): team.members.view to read, team.members.manage to change, kick and write notes. */
-export function memberRoutes(route: ReturnType<typeof teamRouteBuilder>, members: MemberAdminService, notes: MemberNoteService, me: TeamMeService): Route[] {
+export function memberRoutes(route: TeamRoute, members: MemberAdminService, notes: MemberNoteService, me: TeamMeService): Route[] {
   return [
     route('GET', '/members', Permission.membersView, async (call) => {
-      const paging = parsePaging(call.request.headers['pagenumber'], call.request.headers['pagesize']);
+      const paging = readPaging(call.request);
       return json(200, await members.list(call.teamId, paging, parseMemberSearch(call.request.query)));
     }),
     route('GET', '/members/:memberId', Permission.membersView, async (call) => json(200, await members.get(call.teamId, call.param('memberId')))),

@@ -1,5 +1,16 @@
-import type { Services } from '../../../app.ts';
+import type { ApiKeyAdminService } from '../../../domain/api-keys/api-key-admin.service.ts';
+import type { GroupAdminService } from '../../../domain/groups/group-admin.service.ts';
+import type { InviteService } from '../../../domain/invites/invite.service.ts';
+import type { MemberAdminService } from '../../../domain/members/member-admin.service.ts';
+import type { MemberNoteService } from '../../../domain/members/member-note.service.ts';
+import type { TeamModuleService } from '../../../domain/modules/team-module.service.ts';
+import type { PlanQueryService } from '../../../domain/plans/plan-query.service.ts';
+import type { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
+import type { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
+import type { TeamMeService } from '../../../domain/teams/team-me.service.ts';
+import type { SubscriptionService } from '../../../domain/subscriptions/subscription.service.ts';
 import type { Route } from '../../types.ts';
+import { operatorRouteBuilder, publicRouteBuilder, teamRouteBuilder, type OperatorRouteDeps, type TeamRouteDeps } from '../route-builder.ts';
 import { apiKeyRoutes } from './api-key-routes.ts';
 import { groupRoutes } from './group-routes.ts';
 import { inviteAcceptRoute, inviteRoutes } from './invite-routes.ts';
@@ -7,26 +18,37 @@ import { memberRoutes } from './member-routes.ts';
 import { moduleRoutes } from './module-routes.ts';
 import { planRoutes } from './plan-routes.ts';
 import { teamLogRoutes } from './team-log-routes.ts';
-import { teamRouteBuilder } from './team-route.ts';
 import { teamSettingsRoutes } from './team-settings-routes.ts';
 
+/** What the team administration routes need: the team guard's, the operator guard's failure budget (invite accept), and the services they build on. */
+export interface TeamAdminRouteDeps extends TeamRouteDeps, Pick<OperatorRouteDeps, 'authFailures'> {
+  subscriptions: SubscriptionService;
+  invites: InviteService;
+  memberAdmin: MemberAdminService;
+  memberNotes: MemberNoteService;
+  teamMe: TeamMeService;
+  teamSettings: TeamSettingsService;
+  teamLogs: TeamLogList;
+  groupAdmin: GroupAdminService;
+  teamModules: TeamModuleService;
+  plans: PlanQueryService;
+  apiKeyAdmin: ApiKeyAdminService;
+}
+
 /** Everything a team needs to run itself with its own key, under /v1/teams/{teamId} (docs/team-admin.md). */
-export function teamAdminRoutes(
-  services: Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'authFailures' | 'subscriptions' | 'invites' | 'memberAdmin' | 'memberNotes' | 'teamMe'
-    | 'teamSettings' | 'teamLogs' | 'groupAdmin' | 'teamModules' | 'plans' | 'apiKeyAdmin'>,
-  config: { maxJsonBodyBytes: number; authSecret: string },
-): Route[] {
+export function teamAdminRoutes(services: TeamAdminRouteDeps, config: { maxJsonBodyBytes: number; authSecret: string }): Route[] {
   const route = teamRouteBuilder(services, config.maxJsonBodyBytes);
-  const { invites, memberAdmin: members } = services;
+  const operatorRoute = operatorRouteBuilder({ authSecret: config.authSecret, authFailures: services.authFailures }, config.maxJsonBodyBytes);
+  const { invites } = services;
   return [
     ...inviteRoutes(route, invites),
-    inviteAcceptRoute(invites, { ...config, authFailures: services.authFailures }),
+    inviteAcceptRoute(operatorRoute, invites),
     ...teamSettingsRoutes(route, services.teamSettings),
     ...teamLogRoutes(route, services.teamLogs),
-    ...memberRoutes(route, members, services.memberNotes, services.teamMe),
+    ...memberRoutes(route, services.memberAdmin, services.memberNotes, services.teamMe),
     ...groupRoutes(route, services.groupAdmin),
     ...moduleRoutes(route, services.teamModules),
-    ...planRoutes(route, services.plans, services.subscriptions),
+    ...planRoutes(route, publicRouteBuilder(), services.plans, services.subscriptions),
     ...apiKeyRoutes(route, services.apiKeyAdmin),
   ];
 }

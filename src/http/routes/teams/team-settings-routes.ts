@@ -1,10 +1,10 @@
 import { Permission } from '../../../auth/permissions.ts';
 import type { TeamSettingsService } from '../../../domain/teams/team-settings.service.ts';
 import { json, type Route } from '../../types.ts';
-import type { teamRouteBuilder } from './team-route.ts';
+import type { TeamRoute } from '../route-builder.ts';
 
 /** The team itself (spec 2.11): any full key of the team reads it; changes need team.settings.manage. */
-export function teamSettingsRoutes(route: ReturnType<typeof teamRouteBuilder>, settings: TeamSettingsService): Route[] {
+export function teamSettingsRoutes(route: TeamRoute, settings: TeamSettingsService): Route[] {
   return [
     route('GET', '', null, async (call) => json(200, await settings.get(call.teamId))),
     route('GET', '/minimal', null, async (call) => json(200, await settings.minimal(call.teamId))),

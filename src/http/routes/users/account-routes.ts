@@ -1,10 +1,17 @@
 import type { AccountService } from '../../../domain/accounts/account.service.ts';
 import type { InviteService } from '../../../domain/invites/invite.service.ts';
 import { json, noContent, type Route } from '../../types.ts';
-import type { userRouteBuilder } from './user-route.ts';
+import { userRouteBuilder, type UserRouteDeps } from '../route-builder.ts';
+
+export interface LinkedAccountRouteDeps extends UserRouteDeps {
+  accounts: AccountService;
+  invites: InviteService;
+  maxJsonBodyBytes: number;
+}
 
 /** The signed-in user's linked accounts (spec 2.6) and its invites (spec 2.11 join info, accepting). */
-export function accountRoutes(route: ReturnType<typeof userRouteBuilder>, deps: { accounts: AccountService; invites: InviteService }): Route[] {
+export function accountRoutes(deps: LinkedAccountRouteDeps): Route[] {
+  const route = userRouteBuilder(deps, deps.maxJsonBodyBytes);
   return [
     route('GET', '/v1/users/me/accounts', async (call) => json(200, await deps.accounts.list(call.userId))),
     route('POST', '/v1/users/me/accounts', async (call) => {

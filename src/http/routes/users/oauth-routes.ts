@@ -1,8 +1,10 @@
-import type { Services } from '../../../app.ts';
+import type { Authenticator } from '../../../auth/authenticator.ts';
 import type { OAuthSignInService } from '../../../domain/accounts/oauth-sign-in.service.ts';
 import type { IssuedSession } from '../../../domain/sessions/session.service.ts';
+import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
-import { requestOrigin } from './user-route.ts';
+import { publicRouteBuilder } from '../route-builder.ts';
+import { requestOrigin } from './request-origin.ts';
 
 /** Answers that carry a session token are never stored by a cache. */
 const NO_STORE = { 'Cache-Control': 'no-store' };
@@ -14,43 +16,38 @@ function redirectWithSession(returnTo: string, issued: IssuedSession, clientStat
   return { status: 302, headers: { Location: target.href, ...NO_STORE } };
 }
 
+export interface OAuthRouteDeps {
+  authenticator: Authenticator;
+  /** The request rate limit, here per client address. */
+  rateLimiter: RequestRateLimiter;
+  oauth: OAuthSignInService;
+  maxJsonBodyBytes: number;
+}
+
 /**
  * Sign-in with Discord and Google (docs/accounts.md): which ways to sign in exist, the start (a
  * session token on it makes it a link of the provider account to that user) and the provider's
  * redirect back. Public routes, limited per client address with the request rate limit.
  */
-export function oauthRoutes(
-  deps: Pick<Services, 'authenticator' | 'rateLimiter'> & { oauth: OAuthSignInService; maxJsonBodyBytes: number },
-): Route[] {
+export function oauthRoutes(deps: OAuthRouteDeps): Route[] {
+  const route = publicRouteBuilder(deps.maxJsonBodyBytes);
   const perAddress = (request: HttpRequest) => deps.rateLimiter.consume(`oauth:${request.remoteAddress}`);
   return [
-    {
-      method: 'GET',
-      pattern: '/v1/auth/providers',
-      handler: () => json(200, {
-        providers: [{ id: 'credential', type: 'credential' }, ...deps.oauth.offered().map((id) => ({ id, type: 'oauth' }))],
-      }),
-    },
-    {
-      method: 'POST',
-      pattern: '/v1/auth/oauth/:provider/start',
-      handler: async (request) => {
-        await perAddress(request);
-        const linkUserId = request.headers['authorization'] === undefined
-          ? null
-          : (await deps.authenticator.identifyUser(request.headers['authorization'], request.remoteAddress)).userId;
-        const body = await request.body.json(deps.maxJsonBodyBytes);
-        return json(200, await deps.oauth.start(request.params['provider'] ?? '', body, linkUserId), NO_STORE);
-      },
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/auth/oauth/:provider/callback',
-      handler: async (request) => {
-        await perAddress(request);
-        const { issued, returnTo, clientState } = await deps.oauth.finish(request.params['provider'] ?? '', request.query, requestOrigin(request));
-        return returnTo ? redirectWithSession(returnTo, issued, clientState) : json(200, issued, NO_STORE);
-      },
-    },
+    route('GET', '/v1/auth/providers', () => json(200, {
+      providers: [{ id: 'credential', type: 'credential' }, ...deps.oauth.offered().map((id) => ({ id, type: 'oauth' }))],
+    })),
+    route('POST', '/v1/auth/oauth/:provider/start', async ({ request, param, body }) => {
+      await perAddress(request);
+      const linkUserId = request.headers['authorization'] === undefined
+        ? null
+        : (await deps.authenticator.identifyUser(request.headers['authorization'], request.remoteAddress)).userId;
+      const parsed = await body();
+      return json(200, await deps.oauth.start(param('provider'), parsed, linkUserId), NO_STORE);
+    }),
+    route('GET', '/v1/auth/oauth/:provider/callback', async ({ request, param }) => {
+      await perAddress(request);
+      const { issued, returnTo, clientState } = await deps.oauth.finish(param('provider'), request.query, requestOrigin(request));
+      return returnTo ? redirectWithSession(returnTo, issued, clientState) : json(200, issued, NO_STORE);
+    }),
   ];
 }

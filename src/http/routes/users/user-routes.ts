@@ -4,16 +4,21 @@ import type { VerificationService } from '../../../domain/verification/verificat
 import type { UserProfileService } from '../../../domain/users/user-profile.service.ts';
 import type { NotificationPreferenceService } from '../../../domain/notifications/notification-preference.service.ts';
 import { json, noContent, type Route } from '../../types.ts';
-import { requestOrigin, type userRouteBuilder } from './user-route.ts';
+import { userRouteBuilder, type UserRouteDeps } from '../route-builder.ts';
+import { requestOrigin } from './request-origin.ts';
+
+export interface UserAccountRouteDeps extends UserRouteDeps {
+  profiles: UserProfileService;
+  credentials: CredentialService;
+  sessions: SessionService;
+  notificationPreferences: NotificationPreferenceService;
+  verification: VerificationService;
+  maxJsonBodyBytes: number;
+}
 
 /** The signed-in user's own record, password, sessions and teams. */
-export function userRoutes(
-  route: ReturnType<typeof userRouteBuilder>,
-  deps: {
-    profiles: UserProfileService; credentials: CredentialService; sessions: SessionService; notificationPreferences: NotificationPreferenceService;
-    verification: VerificationService;
-  },
-): Route[] {
+export function userRoutes(deps: UserAccountRouteDeps): Route[] {
+  const route = userRouteBuilder(deps, deps.maxJsonBodyBytes);
   return [
     route('GET', '/v1/users/me', async (call) => json(200, await deps.verification.userWithProgress(await deps.profiles.get(call.userId), call.userId))),
     route('PATCH', '/v1/users/me', async (call) => json(200, await deps.profiles.update(call.userId, await call.body()))),

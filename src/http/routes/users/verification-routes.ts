@@ -1,9 +1,9 @@
 import { checkCredential, type FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { VerificationService } from '../../../domain/verification/verification.service.ts';
 import { json, type HttpRequest, type Route } from '../../types.ts';
-import type { userRouteBuilder } from './user-route.ts';
+import { publicRouteBuilder, userRouteBuilder, type UserRouteDeps } from '../route-builder.ts';
 
-export interface VerificationRouteDeps {
+export interface VerificationRouteDeps extends UserRouteDeps {
   verification: VerificationService;
   /** Failed confirms count here per client address, with bad keys and wrong authSecret values; past the budget: 429. */
   authFailures: FailureThrottle;
@@ -19,38 +19,28 @@ function withTokenThrottle<T>(request: HttpRequest, failures: FailureThrottle, r
 }
 
 /** Verification action tokens (spec 2.7), email verification and the account export download (docs/accounts.md). */
-export function verificationRoutes(route: ReturnType<typeof userRouteBuilder>, deps: VerificationRouteDeps): Route[] {
+export function verificationRoutes(deps: VerificationRouteDeps): Route[] {
   const { verification } = deps;
+  const route = userRouteBuilder(deps, deps.maxJsonBodyBytes);
+  const publicRoute = publicRouteBuilder(deps.maxJsonBodyBytes);
   return [
-    {
-      method: 'POST',
-      pattern: '/v1/auth/verification-tokens/confirm',
-      handler: async (request) => {
-        const body = await request.body.json(deps.maxJsonBodyBytes);
-        return json(200, await withTokenThrottle(request, deps.authFailures, () => verification.confirm(body)));
-      },
-    },
-    {
-      method: 'POST',
-      pattern: '/v1/auth/verify-email',
-      handler: async (request) => {
-        const body = await request.body.json(deps.maxJsonBodyBytes);
-        return json(200, await withTokenThrottle(request, deps.authFailures, () => verification.verifyEmail(body)));
-      },
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/account-exports/:userId/:exportId',
-      handler: async (request) => {
-        const userId = request.params['userId'] ?? '';
-        const exportId = request.params['exportId'] ?? '';
-        const archive = await verification.openExport(userId, exportId, request.query);
-        return json(200, archive, {
-          'Content-Disposition': `attachment; filename="account-export-${userId}.json"`,
-          'Cache-Control': 'private, no-store',
-        });
-      },
-    },
+    publicRoute('POST', '/v1/auth/verification-tokens/confirm', async ({ request, body }) => {
+      const parsed = await body();
+      return json(200, await withTokenThrottle(request, deps.authFailures, () => verification.confirm(parsed)));
+    }),
+    publicRoute('POST', '/v1/auth/verify-email', async ({ request, body }) => {
+      const parsed = await body();
+      return json(200, await withTokenThrottle(request, deps.authFailures, () => verification.verifyEmail(parsed)));
+    }),
+    publicRoute('GET', '/v1/account-exports/:userId/:exportId', async ({ request, param }) => {
+      const userId = param('userId');
+      const exportId = param('exportId');
+      const archive = await verification.openExport(userId, exportId, request.query);
+      return json(200, archive, {
+        'Content-Disposition': `attachment; filename="account-export-${userId}.json"`,
+        'Cache-Control': 'private, no-store',
+      });
+    }),
     route('GET', '/v1/users/me/verification-tokens', async (call) => json(200, await verification.progress(call.userId))),
     route('POST', '/v1/users/me/email/verification', async (call) => {
       await verification.resendEmailVerification(call.userId);
