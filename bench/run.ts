@@ -16,6 +16,9 @@
  *   --seconds S             length of each timed phase (default 3, quick 1)
  *   --pg URL                PostgreSQL server for the scratch database media_bench
  *                           (default $BENCH_PG_URL or postgres://postgres@127.0.0.1:5432/postgres)
+ *   --versus DIR            also the screenshot, 2 MiB and log workloads against the service of another
+ *                           checkout (DIR, with its own node_modules) and this one, started side by
+ *                           side and alternating phase by phase: a change's cost measured in one run
  *   --out DIR               where results go (default bench/results)
  *   --render FILE.json      only rewrite the markdown and charts of an earlier run from its JSON
  *
@@ -39,7 +42,7 @@ import { MiB, KiB, type Workload } from './lib/payloads.ts';
 import { idleRss, ProcessMonitor, type ProcessUsage, type RssSample } from './lib/proc.ts';
 import { collectGarbage, emptyPrefix, ensureBucket, reserveSpace, s3Client, s3Settings, type S3Settings } from './lib/s3.ts';
 import { repo, startNode, type Started } from './lib/servers.ts';
-import { dropDatabase, resetDatabase, startService, type Driver, type RunningService } from './lib/service.ts';
+import { dropDatabase, resetDatabase, startService, type Driver, type RunningService, type ServiceOptions } from './lib/service.ts';
 import { mergePhases, summarize, type PhaseResult, type Summary } from './lib/stats.ts';
 import { lineChart, type Series } from './lib/svg.ts';
 import { renderMarkdown } from './lib/report.ts';
@@ -49,7 +52,7 @@ import type { PoolVsInlineResult } from './pool-vs-inline.ts';
 
 const THROUGHPUT = ['screenshot', 'screenshot-2mib', 'log', 'mixed', 'large-multipart', 'large-json'] as const;
 const MEMORY = ['memory-250mb', 'memory-64x2mib'] as const;
-const ALL = [...THROUGHPUT, ...MEMORY, 'admission', 'sweep', 'processes', 'concurrency', 'thread-pool', 'pool'] as const;
+const ALL = [...THROUGHPUT, ...MEMORY, 'admission', 'sweep', 'processes', 'concurrency', 'thread-pool', 'versions', 'pool'] as const;
 type ScenarioName = (typeof ALL)[number];
 const GROUPS: Record<string, ScenarioName[]> = {
   large: ['large-multipart', 'large-json'],
@@ -69,6 +72,7 @@ function parseArgs(argv: string[]) {
     out: join(repo, 'bench', 'results'),
     ownS3: false,
     render: null as string | null,
+    versus: null as string | null,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -96,8 +100,9 @@ function parseArgs(argv: string[]) {
     else if (arg === '--seconds') options.seconds = Number(value());
     else if (arg === '--pg') options.pg = value();
     else if (arg === '--out') options.out = value();
+    else if (arg === '--versus') options.versus = value();
     else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npm run bench -- [--quick] [--only a,b] [--driver fs|s3] [--own-s3] [--rounds N] [--seconds S] [--pg URL] [--out DIR] | --render FILE.json');
+      console.log('usage: npm run bench -- [--quick] [--only a,b] [--driver fs|s3] [--own-s3] [--rounds N] [--seconds S] [--pg URL] [--versus DIR] [--out DIR] | --render FILE.json');
       process.exit(0);
     } else throw new Error(`unknown option ${arg}`);
   }
@@ -112,6 +117,9 @@ try {
   process.exit(2);
 }
 const selected = new Set<ScenarioName>(options.only ?? (options.quick ? QUICK : [...ALL]));
+// The versions rows need the other checkout: with --versus they run whatever --only says, without it never.
+if (options.versus) selected.add('versions');
+else selected.delete('versions');
 const rounds = options.rounds ?? (options.quick ? 1 : 2);
 const phaseSeconds = options.seconds ?? (options.quick ? 1 : 3);
 const settings = {
@@ -715,11 +723,13 @@ async function admissionScenarios(ctx: DriverContext): Promise<void> {
 
 /** A comparison of service settings: the same workloads against one service per setting, side by side. */
 interface SettingsComparison {
-  name: 'processes' | 'concurrency' | 'thread-pool';
+  name: 'processes' | 'concurrency' | 'thread-pool' | 'versions';
   /** The variable compared; the first value is the baseline of the "vs" column. */
   setting: string;
   values: string[];
   workloads: ScalingRecord['scenario'][];
+  /** How a value changes the service's start; by default it is the setting's value in the environment. */
+  start?: (value: string) => Partial<ServiceOptions>;
 }
 
 const COMPARISONS: SettingsComparison[] = [
@@ -729,6 +739,11 @@ const COMPARISONS: SettingsComparison[] = [
   { name: 'concurrency', setting: 'UPLOAD_CONCURRENCY', values: ['16', '32', '64'], workloads: ['screenshot', 'log', 'screenshot-2mib'] },
   // Node's default (4) against the service's (16): fsyncs hold a libuv thread each.
   { name: 'thread-pool', setting: 'UV_THREADPOOL_SIZE', values: ['4', '16', '32'], workloads: ['screenshot', 'log'] },
+  // --versus DIR: another checkout's service against this one's, on the same database and storage.
+  {
+    name: 'versions', setting: 'version', values: ['versus', 'this'], workloads: ['screenshot', 'screenshot-2mib', 'log'],
+    start: (value) => (value === 'versus' ? { checkout: options.versus! } : {}),
+  },
 ];
 
 /**
@@ -746,7 +761,10 @@ async function settingsScenario(driver: Driver, comparison: SettingsComparison):
       const dataDir = join(workDir, driver, `service-${comparison.name}-${value}`);
       await rm(dataDir, { recursive: true, force: true });
       const service = await startService(
-        { driver, databaseUrl, dataDir, s3: s3?.settings ?? null, s3KeyPrefix: servicePrefix(), authSecret, extra: { [comparison.setting]: value } },
+        {
+          driver, databaseUrl, dataDir, s3: s3?.settings ?? null, s3KeyPrefix: servicePrefix(), authSecret,
+          ...(comparison.start ? comparison.start(value) : { extra: { [comparison.setting]: value } }),
+        },
         `service-${driver}-${comparison.name}-${value}`,
       );
       live.add(service);

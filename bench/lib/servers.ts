@@ -38,8 +38,10 @@ function baseEnv(): Record<string, string> {
  * `ready: true` and a `port` (the sinks and peer) or pino's `"msg":"ready"` line with the port
  * (the service).
  */
-export async function startNode(name: string, args: string[], env: Record<string, string>, timeoutMs = 90_000): Promise<Started> {
-  const child = spawn(process.execPath, args, { cwd: repo, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `cwd`: the checkout to run in (this one by default). */
+export async function startNode(name: string, args: string[], env: Record<string, string>, options: { timeoutMs?: number; cwd?: string } = {}): Promise<Started> {
+  const { timeoutMs = 90_000, cwd = repo } = options;
+  const child = spawn(process.execPath, args, { cwd, env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const problems = { count: 0, first: [] as string[] };
   const remember = (line: string) => {

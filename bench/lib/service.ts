@@ -46,6 +46,8 @@ export interface ServiceOptions {
   authSecret: string;
   /** Settings to add or override (e.g. UPLOAD_CONCURRENCY for a sweep). */
   extra?: Record<string, string>;
+  /** Another checkout of the service to start (its own src/ and node_modules); this one by default. */
+  checkout?: string;
 }
 
 /**
@@ -112,7 +114,7 @@ async function operator(origin: string, secret: string, method: string, path: st
 export async function startService(options: ServiceOptions, label = `service-${options.driver}`): Promise<RunningService> {
   await mkdir(options.dataDir, { recursive: true });
   // As `npm start` runs it (package.json): AsyncLocalStorage on AsyncContextFrame (docs/performance.md).
-  const started = await startNode(label, ['--experimental-async-context-frame', 'src/main.ts'], serviceEnv(options));
+  const started = await startNode(label, ['--experimental-async-context-frame', 'src/main.ts'], serviceEnv(options), { cwd: options.checkout });
   try {
     await waitHealthy(started.origin);
     const created = await operator(started.origin, options.authSecret, 'POST', '/v1/admin/teams', {
