@@ -9,7 +9,7 @@ import { appendAdmitted } from '../../../uploads/tus/admitted-append.ts';
 import type { TusUploadRow } from '../../../uploads/tus/tus-upload.repository.ts';
 import type { TusPatchResult, TusService } from '../../../uploads/tus/tus-service.ts';
 import { uploadAccess } from '../../../uploads/upload-access.ts';
-import type { HttpRequest, HttpResult, Route } from '../../types.ts';
+import type { HttpRequest, Route } from '../../types.ts';
 import { MEDIA_BASE, publicRouteBuilder, teamCaller, teamRouteBuilder, type RouteHandler, type TeamCaller, type TeamGuard, type TeamRouteDeps } from '../route-builder.ts';
 
 export interface TusRouteDeps extends TeamRouteDeps, IdempotentRouteDeps {
