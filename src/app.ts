@@ -51,9 +51,6 @@ import { StorageHealth } from './storage/storage-health.ts';
 const ABORT_WAIT_MS = 10_000;
 const RESPONSE_WAIT_MS = 5_000;
 
-/** The route modules still import the services' type from here. */
-export type { Services };
-
 /**
  * What a paused body holds in memory before spooling to disk: 1 MiB (two uWS reads) per request
  * always, and up to 3 MiB more per request from 16 MiB shared by all of them, so that a 2 MiB upload
@@ -201,7 +198,7 @@ export class Application {
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
         ...automationRoutes(services, this.config),
         ...teamAdminRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),
-        ...teamFileRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret, publicUrl: this.config.publicUrl, logger: this.logger }),
+        ...teamFileRoutes(services, this.config),
         ...automationOperatorRoutes({
           automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),

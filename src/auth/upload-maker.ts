@@ -18,7 +18,7 @@ export function makerOf(principal: Principal): UploadMaker {
   return { keyId: principal.keyId, keyPrefix: principal.keyPrefix, sessionId: principal.sessionId, userId: principal.userId };
 }
 
-/** What the upload routes ask of a caller (guards.ts uploadAccess): the permission, and the scope when the key is narrowed. */
+/** What the upload routes ask of a caller (uploadAccess, src/uploads/upload-access.ts): the permission, and the scope when the key is narrowed. */
 function mayUpload(principal: Principal, teamId: string): boolean {
   if (principal.teamId !== teamId || !principal.permissions.has(Permission.mediaUpload)) return false;
   return principal.scopes.length === 0 || principal.scopes.includes(Scope.mediaUpload);

@@ -63,6 +63,7 @@ import { createObjectStore, createResumableStore } from '../storage/create-objec
 import type { ObjectStore } from '../storage/object-store.ts';
 import { TusService } from '../uploads/tus/tus-service.ts';
 import { MAX_BODY_BYTES, UploadService } from '../uploads/receive/upload-service.ts';
+import { UploadUseCase } from '../uploads/upload-use-case.ts';
 
 /** Most uploads of one team committed in one statement (group commit). */
 const GROUP_COMMIT_MAX_BATCH = 64;
@@ -125,6 +126,8 @@ export interface CoreServices {
   pool: MediaPool;
   gate: AdmissionGate;
   uploads: UploadService;
+  /** One upload from a route's hand-over to its result (Idempotency-Key, admission, metrics): every route that stores an upload calls it. */
+  uploadUseCase: UploadUseCase;
   /** Resumable (tus) uploads. */
   tus: TusService;
   /** Commits media uploads (group commit); the media upload routes hand it to their MediaUploadTarget. */
@@ -252,6 +255,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     observer: { stage: (stage, seconds) => metrics.uploadStages.observe({ stage }, seconds) },
   });
   const idempotency = new IdempotencyKeys({ orm, owner: identity, logger: logger.child({ component: 'idempotency' }) });
+  const gate = new AdmissionGate(config.upload);
   const tus = new TusService({
     // No owner: a tus reservation belongs to the upload, not to the instance that made it (it outlives restarts until it expires).
     orm, store, resumable: createResumableStore(store), quota: new StorageQuota({ orm, owner: null }), teamStates, committer, xxhash,
@@ -326,8 +330,9 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     }),
     store,
     pool,
-    gate: new AdmissionGate(config.upload),
+    gate,
     uploads,
+    uploadUseCase: new UploadUseCase({ gate, uploads, metrics, idempotency }),
     tus,
     mediaCommitter: committer,
     authFailures,

@@ -52,9 +52,6 @@ export async function authorizeTeamCaller(request: HttpRequest, deps: TeamCaller
   return { principal, headers };
 }
 
-/** @deprecated The old name, kept for the upload routes (upload, upload URL, tus) until they use the route builder. */
-export const authorizeMedia = authorizeTeamCaller;
-
 function checkTeamAccess(request: HttpRequest, principal: Principal, access: TeamAccess): Principal {
   if (principal.teamId !== request.params['teamId']) throw unauthorized('The API key does not belong to this team');
   if (principal.scopes.length > 0 && !(access.scope && principal.scopes.includes(access.scope))) {

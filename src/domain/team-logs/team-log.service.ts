@@ -1,9 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TeamLog } from './team-log.entity.ts';
 
-/** Re-exported for the team routes (team-route.ts), which still import it from here. */
-export type { Actor } from '../actor.ts';
-
 /** LogAction values of spec 2.19 that this service writes so far. */
 export const LogAction = {
   apiKeyCreated: 'API_KEY_CREATED',

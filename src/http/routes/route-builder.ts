@@ -2,7 +2,7 @@ import type { PermissionName } from '../../auth/permissions.ts';
 import type { Principal } from '../../auth/principal.ts';
 import type { FailureThrottle } from '../../auth/failure-throttle.ts';
 import type { Caller } from '../../domain/members/member-admin.service.ts';
-import type { Actor } from '../../domain/team-logs/team-log.service.ts';
+import type { Actor } from '../../domain/actor.ts';
 import { authorizeTeamCaller, requireOperator, type TeamAccess, type TeamCallerDeps, type TeamGrant } from '../guards.ts';
 import type { HttpMethod, HttpRequest, HttpResult, Route } from '../types.ts';
 

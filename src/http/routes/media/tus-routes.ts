@@ -1,32 +1,30 @@
 import { TUS_RESUMABLE, TUS_VERSION } from '@tus/utils';
-import type { Authenticator } from '../../../auth/authenticator.ts';
-import type { Principal } from '../../../auth/principal.ts';
-import { fingerprintOf } from '../../../uploads/idempotency/idempotency-key.ts';
-import type { TusUploadRow } from '../../../uploads/tus/tus-upload.repository.ts';
-import { badRequest, notFound, tusVersionUnsupported, unsupportedMediaType } from '../../../errors/errors.ts';
 import { isUuid } from '../../../domain/validation.ts';
+import { badRequest, notFound, tusVersionUnsupported, unsupportedMediaType } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { AdmissionGate } from '../../../uploads/admission/admission-gate.ts';
-import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
+import { fingerprintOf } from '../../../uploads/idempotency/idempotency-key.ts';
+import { runIdempotent, type IdempotentRouteDeps } from '../../../uploads/idempotency/run-idempotent.ts';
 import { appendAdmitted } from '../../../uploads/tus/admitted-append.ts';
+import type { TusUploadRow } from '../../../uploads/tus/tus-upload.repository.ts';
 import type { TusPatchResult, TusService } from '../../../uploads/tus/tus-service.ts';
 import { uploadAccess } from '../../../uploads/upload-access.ts';
-import { authorizeMedia } from '../../guards.ts';
-import { runIdempotent, type IdempotentRouteDeps } from '../../../uploads/idempotency/run-idempotent.ts';
-import type { HttpRequest, HttpResult, Route } from '../../types.ts';
+import type { HttpRequest, Route } from '../../types.ts';
+import { MEDIA_BASE, publicRouteBuilder, teamCaller, teamRouteBuilder, type RouteHandler, type TeamCaller, type TeamGuard, type TeamRouteDeps } from '../route-builder.ts';
 
-export interface TusRouteDeps extends IdempotentRouteDeps {
-  authenticator: Authenticator;
-  rateLimiter: RequestRateLimiter;
+export interface TusRouteDeps extends TeamRouteDeps, IdempotentRouteDeps {
   gate: AdmissionGate;
   tus: TusService;
 }
 
-export const TUS_PATH = '/v1/cdn/media/:teamId/tus';
+/** The tus paths under MEDIA_BASE. */
+const CREATION_PATH = '/tus';
+const UPLOAD_PATH = '/tus/:uploadId';
+export const TUS_PATH = `${MEDIA_BASE}${CREATION_PATH}`;
 const CREATE_ROUTE = `POST ${TUS_PATH}`;
 /** What a replayed creation answers again besides its status (Tus-Resumable is on every answer anyway). */
 const CREATION_KEPT_HEADERS = ['Location', 'Upload-Expires', 'Upload-Offset', 'Media-Id', 'Tus-Resumable'];
-export const TUS_UPLOAD_PATH = '/v1/cdn/media/:teamId/tus/:uploadId';
+export const TUS_UPLOAD_PATH = `${MEDIA_BASE}${UPLOAD_PATH}`;
 /** The extensions this server speaks (tus 1.0.0). */
 export const TUS_EXTENSIONS = 'creation,creation-with-upload,termination,expiration';
 export const TUS_CONTENT_TYPE = 'application/offset+octet-stream';
@@ -81,90 +79,82 @@ function progressHeaders(result: TusPatchResult): Record<string, string> {
  */
 export function tusRoutes(deps: TusRouteDeps): Route[] {
   const { tus } = deps;
+  // The body is the upload's bytes, appended as they come: the builder reads no JSON body.
+  const route = teamRouteBuilder(deps, 0, MEDIA_BASE);
+  const uploader = teamCaller(deps, uploadAccess);
 
-  /** Authenticates (as the upload routes), checks Tus-Resumable, and adds Tus-Resumable to the answer or the error. */
-  function tusHandler(handle: (request: HttpRequest, principal: Principal, rateHeaders: Record<string, string>) => Promise<HttpResult>) {
-    return async (request: HttpRequest): Promise<HttpResult> => {
-      try {
-        const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
-        checkTusResumable(request);
-        const result = await handle(request, principal, headers);
-        return { ...result, headers: { 'Tus-Resumable': TUS_RESUMABLE, ...headers, ...result.headers } };
-      } catch (error) {
-        if (error instanceof ServiceError) error.headers['Tus-Resumable'] = TUS_RESUMABLE;
-        throw error;
-      }
-    };
-  }
+  /** Authenticates (as the upload routes), then checks Tus-Resumable; either error carries Tus-Resumable. */
+  const tusUploader: TeamGuard = (request) => withTusResumable(async () => {
+    const admitted = await uploader(request);
+    checkTusResumable(request);
+    return admitted;
+  });
+
+  /** Adds Tus-Resumable to the answer (the guard's RateLimit headers come after it) or to the error. */
+  const tusHandler = (handle: RouteHandler<TeamCaller>): RouteHandler<TeamCaller> => (call) => withTusResumable(async () => {
+    const result = await handle(call);
+    return { ...result, headers: { 'Tus-Resumable': TUS_RESUMABLE, ...result.headers } };
+  });
 
   const append = (request: HttpRequest, teamId: string, id: string, offset: number): Promise<TusPatchResult> =>
     appendAdmitted(deps, teamId, id, offset, request.body, request.signal);
 
   return [
-    {
-      method: 'OPTIONS',
-      pattern: TUS_PATH,
-      // Discovery needs no key (it says nothing about the team). A CORS preflight (Origin and
-      // Access-Control-Request-Method) never gets here: src/http/cors.ts answers it.
-      handler: () => ({
-        status: 204,
-        headers: {
+    // Discovery needs no key (it says nothing about the team). A CORS preflight (Origin and
+    // Access-Control-Request-Method) never gets here: src/http/cors.ts answers it.
+    publicRouteBuilder()('OPTIONS', TUS_PATH, () => ({
+      status: 204,
+      headers: {
+        'Tus-Resumable': TUS_RESUMABLE,
+        'Tus-Version': SUPPORTED_VERSIONS,
+        'Tus-Extension': TUS_EXTENSIONS,
+        'Tus-Max-Size': String(tus.maxSize),
+      },
+    })),
+    route('POST', CREATION_PATH, tusUploader, tusHandler(async ({ request, principal }) => {
+      if (request.headers['upload-defer-length'] !== undefined) throw badRequest('Upload-Defer-Length is not supported: send Upload-Length', 'Upload-Defer-Length');
+      if (request.headers['upload-concat'] !== undefined) throw badRequest('Upload-Concat is not supported', 'Upload-Concat');
+      const length = integerHeader(request, 'Upload-Length');
+      const metadata = request.headers['upload-metadata'];
+      const withUpload = hasBody(request);
+      if (withUpload) checkPatchContentType(request);
+      // With an Idempotency-Key a retried creation answers the first one's Location: one upload, one reservation.
+      const what = { teamId: principal.teamId, route: CREATE_ROUTE, fingerprint: creationFingerprint(length, metadata), keptHeaders: CREATION_KEPT_HEADERS };
+      return runIdempotent(deps, request, what, async () => {
+        const row = await tus.create(principal, { length, metadata });
+        const headers: Record<string, string> = {
           'Tus-Resumable': TUS_RESUMABLE,
-          'Tus-Version': SUPPORTED_VERSIONS,
-          'Tus-Extension': TUS_EXTENSIONS,
-          'Tus-Max-Size': String(tus.maxSize),
-        },
-      }),
-    },
-    {
-      method: 'POST',
-      pattern: TUS_PATH,
-      handler: tusHandler(async (request, principal, rateHeaders) => {
-        if (request.headers['upload-defer-length'] !== undefined) throw badRequest('Upload-Defer-Length is not supported: send Upload-Length', 'Upload-Defer-Length');
-        if (request.headers['upload-concat'] !== undefined) throw badRequest('Upload-Concat is not supported', 'Upload-Concat');
-        const length = integerHeader(request, 'Upload-Length');
-        const metadata = request.headers['upload-metadata'];
-        const withUpload = hasBody(request);
-        if (withUpload) checkPatchContentType(request);
-        // With an Idempotency-Key a retried creation answers the first one's Location: one upload, one reservation.
-        const what = { teamId: principal.teamId, route: CREATE_ROUTE, fingerprint: creationFingerprint(length, metadata), keptHeaders: CREATION_KEPT_HEADERS, headers: rateHeaders };
-        return runIdempotent(deps, request, what, async () => {
-          const row = await tus.create(principal, { length, metadata });
-          const headers: Record<string, string> = {
-            'Tus-Resumable': TUS_RESUMABLE,
-            Location: uploadLocation(principal.teamId, row.id),
-            'Upload-Expires': row.expiresAt.toUTCString(),
-          };
-          // An empty file is complete as soon as it exists (tus clients send no PATCH for it): it becomes its media file here.
-          if (withUpload || length === 0) Object.assign(headers, progressHeaders(await append(request, principal.teamId, row.id, 0)));
-          return { status: 201, headers };
-        });
-      }),
-    },
-    {
-      method: 'HEAD',
-      pattern: TUS_UPLOAD_PATH,
-      handler: tusHandler(async (request, principal) => ({ status: 200, headers: headHeaders(await tus.status(principal.teamId, uploadIdOf(request))) })),
-    },
-    {
-      method: 'PATCH',
-      pattern: TUS_UPLOAD_PATH,
-      handler: tusHandler(async (request, principal) => {
-        checkPatchContentType(request);
-        const offset = integerHeader(request, 'Upload-Offset');
-        const result = await append(request, principal.teamId, uploadIdOf(request), offset);
-        return { status: 204, headers: progressHeaders(result) };
-      }),
-    },
-    {
-      method: 'DELETE',
-      pattern: TUS_UPLOAD_PATH,
-      handler: tusHandler(async (request, principal) => {
-        await tus.terminate(principal.teamId, uploadIdOf(request));
-        return { status: 204 };
-      }),
-    },
+          Location: uploadLocation(principal.teamId, row.id),
+          'Upload-Expires': row.expiresAt.toUTCString(),
+        };
+        // An empty file is complete as soon as it exists (tus clients send no PATCH for it): it becomes its media file here.
+        if (withUpload || length === 0) Object.assign(headers, progressHeaders(await append(request, principal.teamId, row.id, 0)));
+        return { status: 201, headers };
+      });
+    })),
+    route('HEAD', UPLOAD_PATH, tusUploader, tusHandler(async ({ request, principal }) =>
+      ({ status: 200, headers: headHeaders(await tus.status(principal.teamId, uploadIdOf(request))) }))),
+    route('PATCH', UPLOAD_PATH, tusUploader, tusHandler(async ({ request, principal }) => {
+      checkPatchContentType(request);
+      const offset = integerHeader(request, 'Upload-Offset');
+      const result = await append(request, principal.teamId, uploadIdOf(request), offset);
+      return { status: 204, headers: progressHeaders(result) };
+    })),
+    route('DELETE', UPLOAD_PATH, tusUploader, tusHandler(async ({ request, principal }) => {
+      await tus.terminate(principal.teamId, uploadIdOf(request));
+      return { status: 204 };
+    })),
   ];
+}
+
+/** Every tus answer carries Tus-Resumable, errors included: a refusal gets it on its way out. */
+async function withTusResumable<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ServiceError) error.headers['Tus-Resumable'] = TUS_RESUMABLE;
+    throw error;
+  }
 }
 
 /**

@@ -1,38 +1,36 @@
 import { randomUUID } from 'node:crypto';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { checkCredential, type FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { Principal } from '../../../auth/principal.ts';
 import { makerMayUpload } from '../../../auth/upload-maker.ts';
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { Authenticator } from '../../../auth/authenticator.ts';
-import { fingerprintOf } from '../../../uploads/idempotency/idempotency-key.ts';
 import type { IdempotencyClaim } from '../../../domain/idempotency/idempotency-keys.ts';
-import type { CreatedUploadUrl, UploadUrlService } from '../../../uploads/upload-urls/upload-url.service.ts';
 import type { TeamStateCache } from '../../../domain/teams/team-state-cache.ts';
+import { parseFileName } from '../../../domain/file-names.ts';
 import { badRequest, idempotencyInFlight, uploadUrlRefused } from '../../../errors/errors.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { RequestRateLimiter } from '../../../limits/rate-limiter.ts';
 import type { UploadCommitter } from '../../../uploads/commit/upload-commit.ts';
+import { fingerprintOf } from '../../../uploads/idempotency/idempotency-key.ts';
+import { runIdempotent, type IdempotentRouteDeps } from '../../../uploads/idempotency/run-idempotent.ts';
+import { declaredTypeRefusal, bareContentType, type FileConstraints } from '../../../uploads/options/file-constraints.ts';
+import { refusalAtFileStart } from '../../../uploads/options/file-refusal.ts';
+import type { UploadOptions } from '../../../uploads/options/upload-options.ts';
 import type { FileStart } from '../../../uploads/parsers/body-parser.ts';
 import { MultipartParser, multipartBoundary } from '../../../uploads/parsers/multipart-parser.ts';
 import { RawBodyParser } from '../../../uploads/parsers/raw-body-parser.ts';
-import { declaredTypeRefusal, bareContentType, type FileConstraints } from '../../../uploads/options/file-constraints.ts';
-import { refusalAtFileStart } from '../../../uploads/options/file-refusal.ts';
-import { parseFileName } from '../../../domain/file-names.ts';
-import type { UploadOptions } from '../../../uploads/options/upload-options.ts';
 import { MAX_BODY_BYTES } from '../../../uploads/receive/upload-service.ts';
 import { mediaTarget } from '../../../uploads/targets/media-upload-target.ts';
 import { storeWithClaimedUrl } from '../../../uploads/upload-urls/claimed-url-store.ts';
+import type { CreatedUploadUrl, UploadUrlService } from '../../../uploads/upload-urls/upload-url.service.ts';
 import { uploadAccess } from '../../../uploads/upload-access.ts';
-import { UploadUseCase, type UploadUseCaseDeps } from '../../../uploads/upload-use-case.ts';
-import { authorizeMedia } from '../../guards.ts';
-import { patternOf, runIdempotent } from '../../../uploads/idempotency/run-idempotent.ts';
+import type { UploadUseCase } from '../../../uploads/upload-use-case.ts';
 import { ClientAbortedError } from '../../request-body.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
 import { uploadAnswer } from '../../upload-answer.ts';
+import { defineRoute, MEDIA_BASE, teamCaller, teamRouteBuilder, type Guard, type RouteCall, type TeamRouteDeps } from '../route-builder.ts';
 
-export interface UploadUrlRouteDeps extends UploadUseCaseDeps {
-  authenticator: Authenticator;
-  rateLimiter: RequestRateLimiter;
+export interface UploadUrlRouteDeps extends TeamRouteDeps, IdempotentRouteDeps {
+  uploadUseCase: UploadUseCase;
   orm: MikroORM;
   mediaCommitter: UploadCommitter;
   uploadUrls: UploadUrlService;
@@ -44,8 +42,17 @@ export interface UploadUrlRouteDeps extends UploadUseCaseDeps {
   maxJsonBodyBytes: number;
 }
 
-const CREATE_ROUTE = 'POST /v1/cdn/media/:teamId/upload-urls';
-const USE_ROUTE = 'POST /v1/cdn/media/:teamId/upload-urls/:urlId';
+const CREATE_PATH = '/upload-urls';
+const USE_PATH = '/upload-urls/:urlId';
+/** The routes as their Idempotency-Keys name them. */
+const CREATE_ROUTE = `POST ${MEDIA_BASE}${CREATE_PATH}`;
+const USE_ROUTE = `POST ${MEDIA_BASE}${USE_PATH}`;
+
+/** Who uses an upload URL: whoever holds it, once its signature and the use budgets let the request through. */
+interface UrlHolder {
+  teamId: string;
+  urlId: string;
+}
 
 /** Why a use of an upload URL did not store a file: the label of media_upload_urls_refused_total. */
 export type UploadUrlRefusalReason =
@@ -91,7 +98,8 @@ function bodyForm(request: HttpRequest, uploaderName: string | null): BodyForm {
  * (409 running, 410 used), then everything an ordinary upload checks, from the headers first.
  */
 export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
-  const { metrics } = deps;
+  const { metrics, uploadUseCase: uploads } = deps;
+  const route = teamRouteBuilder(deps, deps.maxJsonBodyBytes, MEDIA_BASE);
 
   /** Records a created URL as its Idempotency-Key's answer, in the URL row's transaction. */
   const recordAnswer = async (claim: IdempotencyClaim, answer: CreatedUploadUrl, em: EntityManager): Promise<void> => {
@@ -99,15 +107,29 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
     if (!(await deps.idempotency.complete(claim, { status: 201, body: answer }, em))) throw idempotencyInFlight();
   };
 
-  const uploads = new UploadUseCase(deps);
+  /** A use's refusal, whether its guard or the upload refused it, counts in media_upload_urls_refused_total. */
+  const countingRefusals = async <T>(request: HttpRequest, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      metrics.uploadUrlsRefused.inc({ reason: refusalReason(error, request) });
+      throw error;
+    }
+  };
 
-  const useUrl = async (request: HttpRequest): Promise<HttpResult> => {
+  /** The URL is the access, not a key: the signature (a wrong one counts as a failed authentication), then the URL's and the team's use budgets. */
+  const urlHolder: Guard<UrlHolder> = async (request) => {
     const teamId = request.params['teamId']!;
     const urlId = request.params['urlId']!;
     await checkCredential(deps.authFailures, request.remoteAddress, (error) => error.status === 403, async () =>
       deps.uploadUrls.verify(teamId, urlId, request.query.get('expires'), request.query.get('signature')));
     await deps.uploadUrlLimits.perUrl.consume(urlId);
     await deps.uploadUrlLimits.perTeam.consume(teamId);
+    // The use budgets' RateLimit headers are not sent: the holder has no key whose budget they would describe.
+    return { caller: { teamId, urlId } };
+  };
+
+  const useUrl = async ({ request, teamId, urlId }: RouteCall<UrlHolder>): Promise<HttpResult> => {
     const uploaderName = request.query.get('fileName');
     const form = bodyForm(request, uploaderName);
     // What the URL fixes, read whatever its state: a retry of a used URL with its Idempotency-Key is replayed through it.
@@ -142,34 +164,25 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
   };
 
   return [
-    {
-      method: 'POST',
-      pattern: patternOf(CREATE_ROUTE),
-      handler: async (request) => {
-        const { principal, headers } = await authorizeMedia(request, deps, uploadAccess);
-        const body = await request.body.json(deps.maxJsonBodyBytes);
-        const answerHeaders = { ...headers, 'Cache-Control': 'no-store' };
-        // With an Idempotency-Key, a retry gets the same URL: the answer is recorded with the URL's row.
-        return runIdempotent(deps, request, { teamId: principal.teamId, route: CREATE_ROUTE, fingerprint: fingerprintOf(body), headers: answerHeaders }, async (claim) => {
-          const team = await deps.teamStates.get(principal.teamId);
-          const limits = { maxMediaFileSize: team.limits.maxMediaFileSize, routeMaxBytes: MAX_BODY_BYTES.raw };
-          const created = await deps.uploadUrls.create(principal, body, limits, claim ? (answer, em) => recordAnswer(claim, answer, em) : undefined);
-          metrics.uploadUrlsCreated.inc();
-          return { ...json(201, created, answerHeaders), recorded: claim !== null };
-        });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: patternOf(USE_ROUTE),
-      handler: async (request) => {
-        try {
-          return await useUrl(request);
-        } catch (error) {
-          metrics.uploadUrlsRefused.inc({ reason: refusalReason(error, request) });
-          throw error;
-        }
-      },
-    },
+    route('POST', CREATE_PATH, teamCaller(deps, uploadAccess), async (call) => {
+      const { request, principal } = call;
+      const body = await call.body();
+      const answerHeaders = { 'Cache-Control': 'no-store' };
+      // With an Idempotency-Key, a retry gets the same URL: the answer is recorded with the URL's row.
+      return runIdempotent(deps, request, { teamId: principal.teamId, route: CREATE_ROUTE, fingerprint: fingerprintOf(body), headers: answerHeaders }, async (claim) => {
+        const team = await deps.teamStates.get(principal.teamId);
+        const limits = { maxMediaFileSize: team.limits.maxMediaFileSize, routeMaxBytes: MAX_BODY_BYTES.raw };
+        const created = await deps.uploadUrls.create(principal, body, limits, claim ? (answer, em) => recordAnswer(claim, answer, em) : undefined);
+        metrics.uploadUrlsCreated.inc();
+        return { ...json(201, created, answerHeaders), recorded: claim !== null };
+      });
+    }),
+    // The body is the upload's, streamed by the use case: no JSON body is read.
+    defineRoute(
+      'POST', `${MEDIA_BASE}${USE_PATH}`,
+      (request) => countingRefusals(request, () => urlHolder(request)),
+      (call) => countingRefusals(call.request, () => useUrl(call)),
+      0,
+    ),
   ];
 }

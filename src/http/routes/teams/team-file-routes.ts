@@ -1,12 +1,11 @@
-import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { Services } from '../../../app.ts';
+import type { Config } from '../../../config/config.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import type { Principal } from '../../../auth/principal.ts';
 import type { SignedLinks } from '../../../domain/media/signed-links.ts';
 import { AttachedFileService, contentPath, type FileVisibility } from '../../../domain/team-files/attached-file.service.ts';
 import { TEAM_FILES, TODO_FILES, type FileKind } from '../../../domain/team-files/file-kinds.ts';
-import { parseTodoFilters } from '../../../domain/todos/todo.service.ts';
+import { parseTodoFilters, type TodoService } from '../../../domain/todos/todo.service.ts';
 import { parseInput, uuid } from '../../../domain/validation.ts';
 import { forbidden, notFound } from '../../../errors/errors.ts';
 import { isStorageError } from '../../../storage/object-store.ts';
@@ -14,24 +13,21 @@ import { AttachedFileUploadTarget, parseAttachedFileQuery, type AttachedFileOpti
 import { JsonUploadParser, requireJsonContentType } from '../../../uploads/parsers/json-upload-parser.ts';
 import { MultipartParser, multipartBoundary } from '../../../uploads/parsers/multipart-parser.ts';
 import type { UploadRoute } from '../../../uploads/receive/upload-service.ts';
-import { UploadUseCase } from '../../../uploads/upload-use-case.ts';
+import type { UploadUseCase } from '../../../uploads/upload-use-case.ts';
 import { readPaging } from '../../paging.ts';
 import type { HttpRequest, HttpResult, Route } from '../../types.ts';
 import { json, noContent } from '../../types.ts';
 import { uploadAnswer } from '../../upload-answer.ts';
 import { contentDisposition } from '../media/file-serving-routes.ts';
-import { TEAM_BASE, teamRouteBuilder, type TeamCall } from './team-route.ts';
+import { publicRouteBuilder, TEAM_BASE, teamRouteBuilder, type TeamCall, type TeamRouteDeps } from '../route-builder.ts';
 
-export interface TeamFileRouteConfig {
-  maxJsonBodyBytes: number;
-  /** The operator secret: preview links are signed with a key derived from it (SignedLinks). */
-  authSecret: string;
-  /** Base of the preview links. */
-  publicUrl: string;
-  logger: Pick<Logger, 'error'>;
+export interface TeamFileRouteDeps extends TeamRouteDeps {
+  uploadUseCase: UploadUseCase;
+  /** Signs and checks the files' preview links. */
+  fileLinks: SignedLinks;
+  attachedFiles: AttachedFileService;
+  todos: TodoService;
 }
-
-type TeamFileServices = Pick<Services, 'orm' | 'authenticator' | 'rateLimiter' | 'store' | 'gate' | 'uploads' | 'metrics' | 'idempotency' | 'fileLinks' | 'attachedFiles' | 'todos'>;
 
 const listFilterSchema = z.strictObject({ uploadTeamMemberId: uuid.optional(), targetTeamMemberId: uuid.optional() });
 
@@ -40,10 +36,9 @@ const listFilterSchema = z.strictObject({ uploadTeamMemberId: uuid.optional(), t
  * docs/team-files.md), under /v1/teams/{teamId}. Uploads run on the media
  * upload core (UploadUseCase) with their own UploadTarget, without an Idempotency-Key.
  */
-export function teamFileRoutes(services: TeamFileServices, config: TeamFileRouteConfig): Route[] {
-  const route = teamRouteBuilder(services, config.maxJsonBodyBytes);
-  const { fileLinks: links, attachedFiles: files, todos } = services;
-  const uploads = new UploadUseCase(services);
+export function teamFileRoutes(deps: TeamFileRouteDeps, config: Pick<Config, 'maxJsonBodyBytes'>): Route[] {
+  const route = teamRouteBuilder(deps, config.maxJsonBodyBytes);
+  const { fileLinks: links, attachedFiles: files, todos, uploadUseCase: uploads } = deps;
 
   /** Team files: `team.files.manage` sees all; anyone else the files it uploaded or that are for it. */
   const teamFileVisibility = (principal: Principal): FileVisibility => ({ all: principal.permissions.has(Permission.filesManage), memberId: principal.memberId });
@@ -123,30 +118,26 @@ function queryObject(request: HttpRequest): Record<string, string> {
  * says nothing about whether the file exists; a deleted file is 404.
  */
 function contentRoute(kind: FileKind, files: AttachedFileService, links: SignedLinks): Route {
-  return {
-    method: 'GET',
-    pattern: `${TEAM_BASE}/${kind.contentSegment}/:fileId/content`,
-    handler: async (request) => {
-      const teamId = request.params['teamId']!;
-      const fileId = request.params['fileId']!;
-      const check = links.verify(contentPath(kind, teamId, fileId), request.query.get('expires'), request.query.get('signature'));
-      if (!check.valid) throw forbidden(check.reason === 'expired' ? 'The signed link has expired' : 'The signed link is not valid');
-      const file = await files.content(kind, teamId, fileId);
-      if (!file) throw notFound(kind.label, fileId);
-      const headers = {
-        'Content-Type': file.contentType,
-        'Content-Disposition': contentDisposition(file.contentType, file.fileName),
-        'X-Content-Type-Options': 'nosniff',
-        ETag: `"${file.hash}"`,
-        'Cache-Control': `private, max-age=${check.secondsLeft}`,
-      };
-      if (file.size === 0) return { status: 200, headers, stream: { body: (async function* () {})(), length: 0 } };
-      try {
-        return { status: 200, headers, stream: { body: await files.read(file.storageKey), length: file.size } };
-      } catch (error) {
-        if (isStorageError(error) && error.code === 'not-found') throw notFound(kind.label, fileId);
-        throw error;
-      }
-    },
-  };
+  return publicRouteBuilder()('GET', `${TEAM_BASE}/${kind.contentSegment}/:fileId/content`, async ({ request, param }) => {
+    const teamId = param('teamId');
+    const fileId = param('fileId');
+    const check = links.verify(contentPath(kind, teamId, fileId), request.query.get('expires'), request.query.get('signature'));
+    if (!check.valid) throw forbidden(check.reason === 'expired' ? 'The signed link has expired' : 'The signed link is not valid');
+    const file = await files.content(kind, teamId, fileId);
+    if (!file) throw notFound(kind.label, fileId);
+    const headers = {
+      'Content-Type': file.contentType,
+      'Content-Disposition': contentDisposition(file.contentType, file.fileName),
+      'X-Content-Type-Options': 'nosniff',
+      ETag: `"${file.hash}"`,
+      'Cache-Control': `private, max-age=${check.secondsLeft}`,
+    };
+    if (file.size === 0) return { status: 200, headers, stream: { body: (async function* () {})(), length: 0 } };
+    try {
+      return { status: 200, headers, stream: { body: await files.read(file.storageKey), length: file.size } };
+    } catch (error) {
+      if (isStorageError(error) && error.code === 'not-found') throw notFound(kind.label, fileId);
+      throw error;
+    }
+  });
 }
