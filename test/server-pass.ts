@@ -21,7 +21,7 @@ export const SQL_OWNERS: Record<string, string> = {
   'notification-listener.ts': 'postgres-restart',
   'embedded-postgres.ts': 'postgres-restart',
   'orm.ts': 'admin-routes',
-  'seed.ts': 'team-plans',
+  'seed-plans.ts': 'team-plans',
   'oauth-sign-in.service.ts': 'oauth-discord',
   'api-key-admin.service.ts': 'team-api-keys',
   'folder-resolver.ts': 'folders',
