@@ -45,6 +45,7 @@ import { TeamService } from '../domain/teams/team.service.ts';
 import { TodoService } from '../domain/todos/todo.service.ts';
 import { UPLOAD_URL_KEY_LABEL, UPLOAD_URL_MAX_SECONDS, UploadUrlService } from '../uploads/upload-urls/upload-url.service.ts';
 import { CrashSweeper } from '../jobs/crash-sweeper.ts';
+import { BackgroundJobs } from '../jobs/background-jobs.ts';
 import { GroupCommit } from '../uploads/commit/group-commit.ts';
 import { StorageQuota } from '../uploads/quota/storage-quota.ts';
 import { UploadCommitter } from '../uploads/commit/upload-commit.ts';
@@ -394,13 +395,10 @@ export async function closeServices(services: CoreServices & Partial<ServerServi
   // The last served counts are written while the database is still open.
   await services.servedTraffic?.stop();
   services.metrics.close();
-  await services.folderSweeper.stop();
-  await services.subscriptionJob.stop();
-  await services.crashSweeper.stop();
+  // The server's jobs (stopping one that never started, as in the CLI, does nothing).
+  await new BackgroundJobs(services).stop();
   services.idempotency.close();
   await services.automationDispatcher.stop();
-  await services.mail.stop();
-  await services.teamDeletion.stop();
   await services.rateLimiter.close();
   await services.authFailures.close();
   await services.signInThrottles.perAccount.close();
