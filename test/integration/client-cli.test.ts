@@ -19,11 +19,18 @@ interface Run {
   stderr: string;
 }
 
+// The machine's extra certificate authorities (a TLS-inspecting proxy in front of the npm registry): npm run on the
+// project's Node 22 does not read the machine's global npmrc, so without them its registry requests fail
+// (SELF_SIGNED_CERT_IN_CHAIN) whenever npm's cache lacks a package's metadata.
+const machineTrust = Object.fromEntries(
+  ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])),
+);
+
 function run(command: string, args: string[], env: Record<string, string> = {}, cwd = repo): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd,
-      env: { PATH: `${join(repo, 'node_modules', '.bin')}:${process.env.PATH}`, HOME: process.env.HOME ?? '/tmp', ...env },
+      env: { PATH: `${join(repo, 'node_modules', '.bin')}:${process.env.PATH}`, HOME: process.env.HOME ?? '/tmp', ...machineTrust, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
