@@ -1,8 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Redis } from 'ioredis';
 import { ApiKeyAuthenticator } from '../auth/api-key-authenticator.ts';
 import { Authenticator } from '../auth/authenticator.ts';
 import { DiscordProvider } from '../auth/oauth/discord-provider.ts';
 import { GoogleProvider } from '../auth/oauth/google-provider.ts';
+import { PasswordHasher } from '../auth/password-hash.ts';
 import { SessionAuthenticator } from '../auth/session-authenticator.ts';
 import { makerMayUpload } from '../auth/upload-maker.ts';
 import { AutomationDispatcher } from '../automation-delivery/dispatcher.ts';
@@ -55,6 +57,7 @@ import { UserProfileService } from '../domain/users/user-profile.service.ts';
 import { VerificationService } from '../domain/verification/verification.service.ts';
 import { AdmissionGate } from '../uploads/admission/admission-gate.ts';
 import { RequestRateLimiter } from '../limits/rate-limiter.ts';
+import { connectRedis } from '../limits/redis-connection.ts';
 import type { Logger } from '../logging/logger.ts';
 import { createMailSender, type ManagedMailSender } from '../mail/create-mail-sender.ts';
 import { loadXxhash } from '../uploads/hashing/content-hash.ts';
@@ -116,6 +119,8 @@ export interface CoreServices {
   /** Updates and deletes media (the edit routes, the deletion links and the folder rules). */
   mediaEdits: MediaEditService;
   folders: FolderService;
+  /** The rate limiters' shared Redis connection (REDIS_URL); null: counters in memory. */
+  redis: Redis | null;
   rateLimiter: RequestRateLimiter;
   /** Failed authentications per client address (API keys and authSecret); 429 past the budget. */
   authFailures: RequestRateLimiter;
@@ -203,12 +208,12 @@ export async function composeServices(options: ComposeOptions & { authSecret: st
 async function composeCoreServices(options: ComposeOptions & { authSecret: string | null }): Promise<CoreServices> {
   const { config, logger, orm, identity, authSecret } = options;
   const metrics = new Metrics();
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : null;
   // One budget per client address for failed API keys and wrong authSecret values.
   const authFailures = new RequestRateLimiter({
     points: config.authFailureLimit.points,
     durationSeconds: config.authFailureLimit.durationSeconds,
-    redisUrl: config.redisUrl,
-    logger,
+    redis,
     keyPrefix: 'media-auth-fail',
     message: 'Too many failed authentications from this address, retry later',
   });
@@ -226,7 +231,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   });
   const sessions = new SessionService({ orm, cache: authenticator, ttlSeconds: config.accounts.sessionTtlSeconds });
   const signInLimit = (points: number, keyPrefix: string) => new RequestRateLimiter({
-    points, durationSeconds: config.accounts.signInLimit.durationSeconds, redisUrl: config.redisUrl, logger, keyPrefix,
+    points, durationSeconds: config.accounts.signInLimit.durationSeconds, redis, keyPrefix,
     message: 'Too many failed sign-ins, retry later',
   });
   const signInThrottles = {
@@ -272,7 +277,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     orm, logger: logger.child({ component: 'automations' }), settings: config.automations,
   });
   const subscriptions = new SubscriptionService({ orm });
-  const mail = createMailSender({ orm, logger, settings: config.mail });
+  const mail = await createMailSender({ orm, logger, settings: config.mail });
   const teamDeletionLog = logger.child({ component: 'team-deletion' });
   const teamDeletion = new TeamDeletion({
     orm, store, resumable: createResumableStore(store), logger: teamDeletionLog,
@@ -289,6 +294,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     sessions,
     credentials: new CredentialService({
       orm, sessions, throttles: signInThrottles, signUpEnabled: config.accounts.signUpEnabled,
+      passwords: new PasswordHasher({ cost: config.accounts.passwordHashCost }),
       // The user exists and is signed in by now: a verification mail that could not be queued is logged (the user can ask
       // for another), never turned into an error answer that would make the client sign up again into a 409.
       onSignedUp: (userId) => verification.sendEmailVerification(userId)
@@ -323,11 +329,11 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     media,
     mediaEdits,
     folders: new FolderService({ orm }),
+    redis,
     rateLimiter: new RequestRateLimiter({
       points: config.rateLimit.points,
       durationSeconds: config.rateLimit.durationSeconds,
-      redisUrl: config.redisUrl,
-      logger,
+      redis,
     }),
     store,
     pool,
@@ -337,7 +343,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     tus,
     mediaCommitter: committer,
     authFailures,
-    uploadUrlLimits: uploadUrlLimiters(config, logger),
+    uploadUrlLimits: uploadUrlLimiters(config, redis),
     metrics,
     folderSweeper: new FolderRuleSweeper({ orm, edits: mediaEdits, logger: logger.child({ component: 'folder-sweep' }) }),
     subscriptions,
@@ -380,10 +386,10 @@ function composeServerServices(core: CoreServices, options: ComposeOptions, auth
   };
 }
 
-function uploadUrlLimiters(config: Config, logger: Logger): CoreServices['uploadUrlLimits'] {
+function uploadUrlLimiters(config: Config, redis: Redis | null): CoreServices['uploadUrlLimits'] {
   const { perUrlPoints, perTeamPoints, durationSeconds } = config.uploadUrlLimit;
   const limiter = (points: number, keyPrefix: string, message: string) =>
-    new RequestRateLimiter({ points, durationSeconds, redisUrl: config.redisUrl, logger, keyPrefix, message });
+    new RequestRateLimiter({ points, durationSeconds, redis, keyPrefix, message });
   return {
     perUrl: limiter(perUrlPoints, 'media-url-rl', 'Too many attempts with this upload URL, retry later'),
     perTeam: limiter(perTeamPoints, 'media-url-team-rl', 'Too many upload URL uses for this team, retry later'),
@@ -399,12 +405,7 @@ export async function closeServices(services: CoreServices & Partial<ServerServi
   await new BackgroundJobs(services).stop();
   services.idempotency.close();
   await services.automationDispatcher.stop();
-  await services.rateLimiter.close();
-  await services.authFailures.close();
-  await services.signInThrottles.perAccount.close();
-  await services.signInThrottles.perAddress.close();
-  await services.uploadUrlLimits.perUrl.close();
-  await services.uploadUrlLimits.perTeam.close();
+  services.redis?.disconnect();
   await services.pool.close();
   await services.store.close();
   await services.orm.close();

@@ -72,6 +72,8 @@ export interface Config {
   defaultPlan: string;
   accounts: {
     signUpEnabled: boolean;
+    /** log2 of scrypt's N for new password hashes (src/auth/password-hash.ts). */
+    passwordHashCost: number;
     sessionTtlSeconds: number;
     /** Failed sign-ins per account and per client address in a window; past them, 429 until it ends. */
     signInLimit: { accountPoints: number; addressPoints: number; durationSeconds: number };
@@ -255,6 +257,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
     defaultPlan: values.DEFAULT_PLAN,
     accounts: {
       signUpEnabled: values.SIGN_UP_ENABLED,
+      passwordHashCost: values.PASSWORD_HASH_COST,
       sessionTtlSeconds: values.SESSION_TTL_DAYS * 86_400,
       signInLimit: {
         accountPoints: values.SIGN_IN_LIMIT_ACCOUNT_POINTS,

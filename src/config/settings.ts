@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_PASSWORD_HASH_COST, MIN_PASSWORD_HASH_COST } from '../auth/password-hash.ts';
 import { parseCorsOrigins } from './cors-origins.ts';
 import { parseTrustedProxies } from './trusted-proxies.ts';
 
@@ -99,6 +100,10 @@ export const settings = {
   // The plan of a team created without one; start-up checks that the plan exists once the database is up.
   DEFAULT_PLAN: setting(z.string().regex(PLAN_SLUG), 'a plan slug (1 to 32 characters of a-z A-Z 0-9 _ . -) such as free or enterprise'),
   SIGN_UP_ENABLED: setting(boolean, 'true or false'),
+  PASSWORD_HASH_COST: setting(
+    integer(MIN_PASSWORD_HASH_COST, MAX_PASSWORD_HASH_COST),
+    `an integer from ${MIN_PASSWORD_HASH_COST} to ${MAX_PASSWORD_HASH_COST} (log2 of scrypt's N: 17 = 128 MiB per hash)`,
+  ),
   SESSION_TTL_DAYS: setting(integer(1, 365), 'an integer from 1 to 365 (days a session lives after its last use)'),
   SIGN_IN_LIMIT_ACCOUNT_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),
   SIGN_IN_LIMIT_ADDRESS_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),

@@ -1,13 +1,12 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Logger } from '../logging/logger.ts';
 import { tooManyRequests } from '../errors/errors.ts';
 
 export interface RateLimitOptions {
   points: number;
   durationSeconds: number;
-  redisUrl: string | null;
-  logger: Logger;
+  /** The process's shared connection (redis-connection.ts) when REDIS_URL is set; counters in memory otherwise. */
+  redis: Redis | null;
   /** Namespace of the counters (in Redis, the key prefix); one per limiter. */
   keyPrefix?: string;
   /** The 429's message. */
@@ -42,27 +41,18 @@ export class RequestRateLimiter {
   private readonly limiter: RateLimiterAbstract;
   private readonly points: number;
   private readonly message: string | undefined;
-  private readonly redis: Redis | null;
 
   constructor(options: RateLimitOptions) {
     this.points = options.points;
     this.message = options.message;
     const base = { points: options.points, duration: options.durationSeconds, keyPrefix: options.keyPrefix ?? 'media-rl' };
-    if (!options.redisUrl) {
-      this.redis = null;
+    if (!options.redis) {
       this.limiter = new RateLimiterMemory(base);
       return;
     }
-    this.redis = new Redis(options.redisUrl, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 2000,
-      lazyConnect: false,
-    });
-    this.redis.on('error', (error: Error) => options.logger.warn({ err: error }, 'redis unavailable; rate limits fall back to this instance'));
     this.limiter = new RateLimiterRedis({
       ...base,
-      storeClient: this.redis,
+      storeClient: options.redis,
       rejectIfRedisNotReady: true,
       insuranceLimiter: new RateLimiterMemory(base),
     });
@@ -98,9 +88,5 @@ export class RequestRateLimiter {
 
   private refusal(result: RateLimiterRes) {
     return tooManyRequests(Math.max(1, Math.ceil(result.msBeforeNext / 1000)), this.message);
-  }
-
-  async close(): Promise<void> {
-    this.redis?.disconnect();
   }
 }

@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import { MailOutbox } from './mail-outbox.ts';
 import type { MailSender } from './mail-sender.ts';
 import { OutboxMailSender } from './outbox-mail-sender.ts';
-import { SmtpMailSender } from './smtp-mail-sender.ts';
 
 export interface MailSettings {
   smtpUrl: string | null;
@@ -19,12 +18,17 @@ export interface ManagedMailSender extends MailSender {
   stop(): Promise<void>;
 }
 
-/** SMTP when SMTP_URL is set, otherwise the outbox and the log. */
-export function createMailSender(options: { orm: MikroORM; logger: Logger; settings: MailSettings }): ManagedMailSender {
+/**
+ * SMTP when SMTP_URL is set, otherwise the outbox and the log. The SMTP sender (and nodemailer, ~40
+ * modules) is imported only when configured: every process start, cli command and test pays for
+ * what it imports.
+ */
+export async function createMailSender(options: { orm: MikroORM; logger: Logger; settings: MailSettings }): Promise<ManagedMailSender> {
   const { orm, logger, settings } = options;
   const outbox = new MailOutbox({ orm });
   const log = logger.child({ component: 'mail' });
   if (settings.smtpUrl) {
+    const { SmtpMailSender } = await import('./smtp-mail-sender.ts');
     return new SmtpMailSender({
       outbox,
       logger: log,

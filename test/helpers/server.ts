@@ -10,6 +10,11 @@ import { createTestDatabase } from './database.ts';
 import { assertAnswer } from './openapi-answers.ts';
 
 export const TEST_AUTH_SECRET = 'test-operator-secret-0123456789';
+/**
+ * scrypt at N=2^12 (4 MiB, a few ms) instead of the default 2^17 (128 MiB, ~0.5 s of CPU): the suite signs up and in
+ * hundreds of times. test/unit/password-hash.test.ts covers the default cost.
+ */
+export const TEST_PASSWORD_HASH_COST = 12;
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -63,6 +68,7 @@ export async function startTestServer(t: Teardown, options: StartOptions = {}): 
       DATABASE_URL: databaseUrl,
       DATA_DIR: dataDir,
       AUTH_SECRET: TEST_AUTH_SECRET,
+      PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
       LOG_LEVEL: 'silent',
       ...options.settings,
     },

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import t from 'tap';
 import { connectPg } from '../helpers/database.ts';
-import { expectError, startTestServer, type TestServer } from '../helpers/server.ts';
+import { expectError, startTestServer, TEST_PASSWORD_HASH_COST, type TestServer } from '../helpers/server.ts';
 import { memberWithKey, tableSnapshot } from '../helpers/team-admin.ts';
 
 // No cache: every request sees the database as it is (the two-instance test below keeps the cache on).
@@ -50,7 +50,7 @@ t.test('sign-up signs in; the token reads the user; the password is stored only 
   t.notOk(JSON.stringify(answer.body).includes(PASSWORD));
   const [account] = await sql('select provider_id, account_id, type, password from account where user_id = $1', [user.userId]);
   t.match(account, { provider_id: 'credential', account_id: user.userId, type: 'credential' });
-  t.match(account.password, /^scrypt\$17\$8\$1\$[A-Za-z0-9_-]+\$[A-Za-z0-9_-]{43}$/);
+  t.match(account.password, new RegExp(`^scrypt\\$${TEST_PASSWORD_HASH_COST}\\$8\\$1\\$[A-Za-z0-9_-]+\\$[A-Za-z0-9_-]{43}$`), 'at the configured PASSWORD_HASH_COST');
   const [session] = await sql('select token_hash, method from user_session where user_id = $1', [user.userId]);
   t.equal(session.method, 'password');
   t.notOk(session.token_hash.includes(user.token.slice(4)), 'only the hash is stored');

@@ -55,6 +55,7 @@ t.test('defaults come from config/default.json', (t) => {
   t.equal(config.databaseUrl, null);
   t.equal(config.databasePoolSize, 10);
   t.equal(config.storage.driver, 'fs');
+  t.equal(config.accounts.passwordHashCost, 17, "PASSWORD_HASH_COST: OWASP's scrypt N=2^17");
   t.same(config.storage.s3, {
     endpoint: null,
     region: 'us-east-1',
@@ -281,6 +282,8 @@ t.test('invalid values throw ConfigError naming the setting and the expected for
     [{ S3_BUCKET: 'Bad_Bucket' }, 'S3_BUCKET', 'an S3 bucket name'],
     [{ DEFAULT_PLAN: 'gold plan' }, 'DEFAULT_PLAN', 'a plan slug (1 to 32 characters of a-z A-Z 0-9 _ . -) such as free or enterprise'],
     [{ DEFAULT_PLAN: 'x'.repeat(33) }, 'DEFAULT_PLAN', 'a plan slug'],
+    [{ PASSWORD_HASH_COST: '9' }, 'PASSWORD_HASH_COST', 'an integer from 10 to 18'],
+    [{ PASSWORD_HASH_COST: '19' }, 'PASSWORD_HASH_COST', 'an integer from 10 to 18'],
   ];
   for (const [env, name, expected] of cases) {
     t.test(JSON.stringify(env), (t) => {

@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { FailureThrottle } from '../../auth/failure-throttle.ts';
-import { decoyHash, hashPassword, verifyPassword } from '../../auth/password-hash.ts';
+import type { PasswordHasher } from '../../auth/password-hash.ts';
 import { forbidden, signUpClosed, unauthorized, userTaken } from '../../errors/errors.ts';
 import { Account, CREDENTIAL_PROVIDER } from '../accounts/account.entity.ts';
 import type { IssuedSession, SessionOrigin, SessionService } from '../sessions/session.service.ts';
@@ -42,23 +42,26 @@ export class CredentialService {
   private readonly sessions: SessionService;
   private readonly throttles: SignInThrottles;
   private readonly signUpEnabled: boolean;
+  private readonly passwords: PasswordHasher;
   /** Called with the id of a user just signed up (the email verification mail). */
   private readonly onSignedUp: (userId: string) => Promise<void>;
 
   constructor(options: {
-    orm: MikroORM; sessions: SessionService; throttles: SignInThrottles; signUpEnabled: boolean; onSignedUp?: (userId: string) => Promise<void>;
+    orm: MikroORM; sessions: SessionService; throttles: SignInThrottles; signUpEnabled: boolean; passwords: PasswordHasher;
+    onSignedUp?: (userId: string) => Promise<void>;
   }) {
     this.orm = options.orm;
     this.sessions = options.sessions;
     this.throttles = options.throttles;
     this.signUpEnabled = options.signUpEnabled;
+    this.passwords = options.passwords;
     this.onSignedUp = options.onSignedUp ?? (async () => undefined);
   }
 
   async signUp(input: unknown, origin: SessionOrigin): Promise<IssuedSession> {
     if (!this.signUpEnabled) throw signUpClosed();
     const fields = parseInput(signUpSchema, input);
-    const hash = await hashPassword(fields.password);
+    const hash = await this.passwords.hash(fields.password);
     let issued: IssuedSession;
     try {
       issued = await this.orm.em.fork().transactional(async (em) => {
@@ -88,7 +91,7 @@ export class CredentialService {
     );
     const user = found ? await em.findOne(User, { id: found.id }) : null;
     const account = user ? await em.findOne(Account, { user, providerId: CREDENTIAL_PROVIDER }) : null;
-    const matches = await verifyPassword(password, account?.password ?? (await decoyHash()));
+    const matches = await this.passwords.verify(password, account?.password ?? (await this.passwords.decoyHash()));
     if (!user || !account?.password || !matches) {
       await this.throttles.perAccount.count(accountKey);
       await this.throttles.perAddress.count(origin.ip);
@@ -107,12 +110,12 @@ export class CredentialService {
     const existing = await em.findOne(Account, { user: userId, providerId: CREDENTIAL_PROVIDER });
     if (existing?.password) {
       await this.throttles.perAccount.refuseIfExhausted(`user:${userId}`);
-      if (currentPassword === undefined || !(await verifyPassword(currentPassword, existing.password))) {
+      if (currentPassword === undefined || !(await this.passwords.verify(currentPassword, existing.password))) {
         await this.throttles.perAccount.count(`user:${userId}`);
         throw forbidden('The current password is wrong', 'currentPassword');
       }
     }
-    const hash = await hashPassword(newPassword);
+    const hash = await this.passwords.hash(newPassword);
     const issued = await this.orm.em.fork().transactional(async (em) => {
       const account = await em.findOne(Account, { user: userId, providerId: CREDENTIAL_PROVIDER });
       if (account) account.password = hash;
