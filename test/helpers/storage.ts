@@ -5,6 +5,13 @@ import type { SettingName } from '../../src/config/settings.ts';
 
 export type Driver = 'fs' | 's3';
 
+/**
+ * The drivers a file that runs in both passes tries: both in the first; in the second pass (against
+ * TEST_DATABASE_URL, test/server-pass.ts) fs only, because that pass checks the SQL, and the SQL of
+ * an upload, a sweep or a deletion is the same whatever driver holds the bytes.
+ */
+export const DRIVERS_OF_THIS_PASS: readonly Driver[] = process.env.TEST_PG_KIND === 'server' ? ['fs'] : ['fs', 's3'];
+
 /** The real S3-compatible server of the tests (Ceph RGW, started by scripts/s3-test-server.sh and .ci/run). */
 export const s3 = {
   endpoint: process.env.TEST_S3_ENDPOINT ?? 'http://127.0.0.1:7480',

@@ -7,7 +7,7 @@ import { createTeam, heldUpload, inProgress, prepareInstance, startService, uplo
 import { connectPg } from '../helpers/database.ts';
 import { repo } from '../helpers/service-process.ts';
 import { startTestServer } from '../helpers/server.ts';
-import { closeS3Client } from '../helpers/storage.ts';
+import { closeS3Client, DRIVERS_OF_THIS_PASS } from '../helpers/storage.ts';
 import { MiB, multipartBody, pngLike, teamStorageState, uploadPath } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
 
@@ -40,7 +40,7 @@ async function setUsedStorage(databaseUrl: string, teamId: string, bytes: number
   }
 }
 
-for (const driver of ['fs', 's3'] as const) {
+for (const driver of DRIVERS_OF_THIS_PASS) {
   t.test(`${driver}: SIGKILL mid-upload leaves leftovers; the next start sweeps them; reconcile repairs drift`, async (t) => {
     const keyPrefix = `crash-${randomBytes(4).toString('hex')}/`;
     const instance = await prepareInstance(t, driver, keyPrefix);

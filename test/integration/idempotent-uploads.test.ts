@@ -13,7 +13,7 @@ import { connectPg } from '../helpers/database.ts';
 import { assertAnswer } from '../helpers/openapi-answers.ts';
 import { RawConnection } from '../helpers/raw-connection.ts';
 import { expectError, startTestServer, type ApiResponse, type CreatedTeam, type TestServer } from '../helpers/server.ts';
-import { closeS3Client, driverSettings, settledObjects, type Driver } from '../helpers/storage.ts';
+import { closeS3Client, DRIVERS_OF_THIS_PASS, driverSettings, settledObjects } from '../helpers/storage.ts';
 import { KiB, multipartBody, pngLike, send, sendChunked, teamStorageState, uploadPath } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
 
@@ -53,7 +53,7 @@ function counterValue(text: string, name: string, labels: string): number {
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
-for (const driver of ['fs', 's3'] as Driver[]) {
+for (const driver of DRIVERS_OF_THIS_PASS) {
   t.test(`${driver}: a retry after the answer was lost replays the first answer and stores nothing more`, async (t) => {
     const server = await startTestServer(t, { settings: driverSettings(driver) });
     const team = await server.createTeam(`Lost${driver}`);

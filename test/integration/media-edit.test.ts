@@ -7,7 +7,7 @@ import { HttpCdnPurger, NoopCdnPurger } from '../../src/domain/media/cdn-purge.t
 import { storageKeyOf } from '../../src/uploads/targets/media-upload-target.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, type CreatedTeam, type TestServer } from '../helpers/server.ts';
-import { closeS3Client, driverSettings, settledObjects, storedObjects, type Driver } from '../helpers/storage.ts';
+import { closeS3Client, DRIVERS_OF_THIS_PASS, driverSettings, settledObjects, storedObjects } from '../helpers/storage.ts';
 import { teamStorageState, uploadMultipart } from '../helpers/uploads.ts';
 
 t.teardown(closeS3Client);
@@ -92,7 +92,7 @@ t.test('HttpCdnPurger logs failures and never throws', async (t) => {
   await t.resolves(new NoopCdnPurger().purge(['http://x/d']));
 });
 
-for (const driver of ['fs', 's3'] as const satisfies Driver[]) {
+for (const driver of DRIVERS_OF_THIS_PASS) {
   t.test(`${driver} driver`, async (t) => {
     const server = await startTestServer(t, {
       settings: { ...driverSettings(driver), RATE_LIMIT_POINTS: 100_000, CDN_PURGE_URL: purgeUrl },

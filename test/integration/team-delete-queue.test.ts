@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startTestServer } from '../helpers/server.ts';
-import { closeS3Client, driverSettings, type Driver } from '../helpers/storage.ts';
+import { closeS3Client, DRIVERS_OF_THIS_PASS, driverSettings } from '../helpers/storage.ts';
 import { tableSnapshot } from '../helpers/team-admin.ts';
 import { fillTeam, rowsOfTeam, storageOfTeam } from './team-delete-suite.ts';
 
@@ -8,7 +8,7 @@ import { fillTeam, rowsOfTeam, storageOfTeam } from './team-delete-suite.ts';
 // wait in storage_deletion, and the next drain (any instance, at start or on its timer) removes them.
 t.teardown(closeS3Client);
 
-for (const driver of ['fs', 's3'] as Driver[]) {
+for (const driver of DRIVERS_OF_THIS_PASS) {
   t.test(`${driver}: rows go in one commit, the objects stay queued until a drain removes them`, async (t) => {
     const server = await startTestServer(t, { settings: { ...driverSettings(driver), RATE_LIMIT_POINTS: 100_000 } });
     const { orm, teamDeletion } = server.app.services;

@@ -4,7 +4,7 @@ import { SignedLinks } from '../../src/domain/media/signed-links.ts';
 import { UPLOAD_URL_KEY_LABEL, UPLOAD_URL_MAX_SECONDS, uploadUrlSignedPath } from '../../src/uploads/upload-urls/upload-url.service.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, TEST_AUTH_SECRET, type TestServer } from '../helpers/server.ts';
-import { driverSettings, settledObjects, type Driver } from '../helpers/storage.ts';
+import { DRIVERS_OF_THIS_PASS, driverSettings, settledObjects, type Driver } from '../helpers/storage.ts';
 import { memberWithKey } from '../helpers/team-admin.ts';
 import { createUploadUrl, heldRawUpload, postFormToUrl, postToUrl, withParam } from '../helpers/upload-urls.ts';
 import { expectNothingCounted, KiB, MiB, pngLike, teamStorageState } from '../helpers/uploads.ts';
@@ -118,7 +118,7 @@ t.test('creating validates the options as the upload routes do (400), and folder
   t.equal(rows[0].n, 0, 'no row for a refused creation');
 });
 
-for (const driver of ['fs', 's3'] as const) {
+for (const driver of DRIVERS_OF_THIS_PASS) {
   const target = servers[driver];
 
   t.test(`${driver}: a multipart upload without a key lands with the URL's options; the URL is then used`, async (t) => {
