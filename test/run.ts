@@ -1,5 +1,5 @@
-// Entry of `npm test`: type-check, then run tap against an embedded PostgreSQL cluster, and again against
-// TEST_DATABASE_URL when it is set. Extra arguments (e.g. test files) are passed on to tap.
+// Entry of `npm test`: type-check, then run the tap test files against an embedded PostgreSQL cluster, and
+// again against TEST_DATABASE_URL when it is set. Extra arguments are test files to run instead of all.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { openSync, writeSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
 import { dropTemplateDatabase, prepareTemplateDatabase } from './helpers/database.ts';
 import { serverPassNames } from './server-pass.ts';
+import { includedFiles, runTestFiles, slowFirst, stopRunningFiles, tapSettings } from './test-files.ts';
 import type { EmbeddedDatabase } from '../src/db/embedded-postgres.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -20,7 +21,8 @@ const checkoutId = createHash('sha256').update(repo).digest('hex').slice(0, 12);
 const dataDir = path.join(tmpdir(), `media-upload-service-tests-${checkoutId}`);
 /** The migrated database every test database is copied from (test/helpers/database.ts), one per checkout on a shared server. */
 const templateDatabase = `media_test_template_${checkoutId}`;
-const tapArgs = process.argv.slice(2);
+const namedFiles = process.argv.slice(2);
+const settings = tapSettings(repo);
 let current: ChildProcess | undefined;
 let database: EmbeddedDatabase | undefined;
 
@@ -53,6 +55,7 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     } catch {
       // already gone
     }
+    stopRunningFiles(signal);
     void finish(code);
   });
 }
@@ -65,13 +68,20 @@ function serverPassFiles(): string[] {
 if ((await run('npx', ['tsc', '--noEmit'])) !== 0) await finish(1);
 /**
  * Node runs the TypeScript by stripping types, and tap's typescript plugin is off in package.json.
- * tap builds itself with the configured plugins, but only once a run has started: without this, the
- * first run after `npm ci` (every CI run) would load the plugin's ts-node loader into every test
- * process (about 20 times the CPU of type stripping: 45 s against 2 s to import src/app.ts, measured
- * here), and its type-stripping mode would put Node 22 flags into NODE_OPTIONS, which the machine's
- * older Node refuses in the tests that run it.
+ * A test file's `import t from 'tap'` loads the plugins tap was built with, and tap builds itself
+ * with the configured ones only once its own runner starts: without this, the first run after
+ * `npm ci` (every CI run) would load the full default set, the typescript plugin included.
  */
-if ((await run('npx', ['tap', 'build'])) !== 0) await finish(1);
+async function tapBuiltAsConfigured(): Promise<boolean> {
+  try {
+    const [{ TapConfig }, { signature }] = await Promise.all([import('@tapjs/config'), import('@tapjs/test')]);
+    return (await TapConfig.load()).pluginSignature === signature;
+  } catch {
+    return false; // not built at all
+  }
+}
+// Only when it differs: a build replaces tap's files, which would break a run going on beside this one.
+if (!(await tapBuiltAsConfigured()) && (await run('npx', ['tap', 'build'])) !== 0) await finish(1);
 
 await mkdir(dataDir, { recursive: true });
 await chmod(dataDir, 0o755);
@@ -91,15 +101,16 @@ let failed = false;
 console.log(`\n== tests against embedded PostgreSQL (server log: ${serverLog})\n`);
 await prepareTemplateDatabase(db.url, templateDatabase);
 const embeddedEnv = { ...process.env, TEST_PG_URL: db.url, TEST_PG_KIND: 'embedded', TEST_PG_TEMPLATE: templateDatabase };
-if ((await run('npx', ['tap', ...tapArgs], embeddedEnv)) !== 0) failed = true;
+const allFiles = namedFiles.length > 0 ? namedFiles : includedFiles(repo, settings.include);
+if (!(await runTestFiles(repo, slowFirst(allFiles), settings, embeddedEnv)).ok) failed = true;
 
 const serverUrl = process.env.TEST_DATABASE_URL;
 if (serverUrl) {
-  const files = tapArgs.length > 0 || process.env.TEST_SERVER_PASS === 'all' ? tapArgs : serverPassFiles();
-  console.log(`\n== tests against TEST_DATABASE_URL${files === tapArgs ? '' : ` (${files.length} files that run the service's own SQL; TEST_SERVER_PASS=all for every file)`}\n`);
+  const files = namedFiles.length > 0 || process.env.TEST_SERVER_PASS === 'all' ? allFiles : serverPassFiles();
+  console.log(`\n== tests against TEST_DATABASE_URL${files === allFiles ? '' : ` (${files.length} files that run the service's own SQL; TEST_SERVER_PASS=all for every file)`}\n`);
   await prepareTemplateDatabase(serverUrl, templateDatabase);
   const serverEnv = { ...process.env, TEST_PG_URL: serverUrl, TEST_PG_KIND: 'server', TEST_PG_TEMPLATE: templateDatabase };
-  if ((await run('npx', ['tap', ...files], serverEnv)) !== 0) failed = true;
+  if (!(await runTestFiles(repo, slowFirst(files), settings, serverEnv)).ok) failed = true;
   await dropTemplateDatabase(serverUrl, templateDatabase);
 }
 
