@@ -60,6 +60,8 @@ export const SQL_OWNERS: Record<string, string> = {
   'database-schema.ts': 'database-export-import',
   'database-export.ts': 'database-export-import',
   'database-import.ts': 'database-export-import',
+  'backup.ts': 'backup-restore',
+  'backup-guard.ts': 'backup-restore',
 };
 
 /** Beyond the SQL owners: the files whose subject is what the database does under them. */

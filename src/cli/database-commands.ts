@@ -1,13 +1,18 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config/config.ts';
+import path from 'node:path';
+import { takeBackup } from '../backup/backup.ts';
 import { exportDatabase } from '../backup/database-export.ts';
 import { importDatabase } from '../backup/database-import.ts';
+import { restoreBackup } from '../backup/restore.ts';
+import { createObjectStore } from '../storage/create-object-store.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
 import { startEmbeddedPostgres } from '../db/embedded-postgres.ts';
 import { toServiceError } from '../errors/errors.ts';
 import { createLogger, type Logger } from '../logging/logger.ts';
 
 /**
- * The cli commands that work on the database as a whole (docs/operations.md): they open the database
+ * The cli commands that work on the database as a whole: db export, db import, backup, restore (docs/operations.md): they open the database
  * themselves, without the service's composition, which would migrate an import's empty target and
  * seed it. Same conventions as the other commands: the result as JSON on stdout, a refusal as the
  * spec's error body on stderr and exit 1, a usage error exit 2.
@@ -34,16 +39,30 @@ const databaseCommands: Record<string, DatabaseCommand> = {
     positionals: ['FILE'],
     run: ({ databaseUrl, args }) => importDatabase(databaseUrl, args.FILE!),
   },
+  backup: {
+    usage: 'backup DIR   (the database from one snapshot and, on fs, the files its rows name, while the service runs)',
+    options: {},
+    positionals: ['DIR'],
+    run: ({ config, databaseUrl, args }) => withStore(config, (store) => takeBackup({ databaseUrl, store, directory: path.resolve(args.DIR!), dataDir: config.dataDir })),
+  },
+  restore: {
+    usage: 'restore DIR   (into an empty database and the configured storage)',
+    options: {},
+    positionals: ['DIR'],
+    run: ({ config, databaseUrl, args }) => withStore(config, (store) => restoreBackup({ databaseUrl, store, directory: path.resolve(args.DIR!), dataDir: config.dataDir })),
+  },
 };
 
-export const databaseCommandUsages = (): string[] => Object.values(databaseCommands).map((command) => command.usage);
-
-/** Registers more commands of this kind (backup and restore live in their own module). */
-export function addDatabaseCommands(commands: Record<string, DatabaseCommand>): void {
-  Object.assign(databaseCommands, commands);
+async function withStore<T>(config: Config, work: (store: ObjectStore) => Promise<T>): Promise<T> {
+  const store = await createObjectStore(config.storage, config.dataDir);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
 }
 
-export type { DatabaseCommand };
+export const databaseCommandUsages = (): string[] => Object.values(databaseCommands).map((command) => command.usage);
 
 /** Runs `argv` when it names one of these commands and answers its exit code; null when it names none. */
 export async function runDatabaseCommand(argv: string[]): Promise<number | null> {
