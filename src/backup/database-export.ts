@@ -1,5 +1,4 @@
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import pg from 'pg';
@@ -24,13 +23,15 @@ export interface ExportSummary {
  */
 export async function writeDump(client: pg.ClientBase, file: string): Promise<ExportSummary> {
   const partial = `${file}.partial`;
+  // Opened before anything is read, so a path that cannot be written fails at once.
+  const out = (await open(partial, 'w')).createWriteStream();
   const gzip = createGzip();
-  const out = createWriteStream(partial);
   const piped = new Promise<void>((resolve, reject) => {
     out.once('finish', resolve);
     out.once('error', reject);
     gzip.once('error', reject);
   });
+  piped.catch(() => undefined); // awaited below; a failure meanwhile must not go unhandled
   gzip.pipe(out);
   const digest = new LineDigest();
   const write = async (line: string, hashed = true): Promise<void> => {

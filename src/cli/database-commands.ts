@@ -8,7 +8,7 @@ import { restoreBackup } from '../backup/restore.ts';
 import { createObjectStore } from '../storage/create-object-store.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { startEmbeddedPostgres } from '../db/embedded-postgres.ts';
-import { toServiceError } from '../errors/errors.ts';
+import { badRequest, toServiceError } from '../errors/errors.ts';
 import { createLogger, type Logger } from '../logging/logger.ts';
 
 /**
@@ -105,8 +105,11 @@ export async function runDatabaseCommand(argv: string[]): Promise<number | null>
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {
-    const serviceError = toServiceError(error);
-    if (serviceError !== error) logger.error({ err: error }, 'command failed');
+    // A file or directory the operator named that cannot be read or written: their path, not a 500.
+    const fsError = error as NodeJS.ErrnoException;
+    const pathError = fsError.syscall && fsError.path ? badRequest(fsError.message, fsError.path) : null;
+    const serviceError = pathError ?? toServiceError(error);
+    if (!pathError && serviceError !== error) logger.error({ err: error }, 'command failed');
     process.stderr.write(`${JSON.stringify(serviceError.toBody(), null, 2)}\n`);
     return 1;
   } finally {

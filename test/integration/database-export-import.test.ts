@@ -2,6 +2,8 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { importDatabase } from '../../src/backup/database-import.ts';
+import { ServiceError } from '../../src/errors/service-error.ts';
 import { AUTH_SECRET, createTeam } from '../helpers/crashed-instance.ts';
 import { connectPg, createTestDatabase } from '../helpers/database.ts';
 import { dumpData, dumpLines, runCli, writeDumpLines } from '../helpers/database-dumps.ts';
@@ -109,11 +111,15 @@ t.test('a damaged file is refused: cut short, a changed byte, not gzip', async (
   await writeFile(changed, gzipSync(`${lines.map((line) => line.replace('Export Team', 'Exp0rt Team')).join('\n')}\n`));
   const notGzip = join(dataDir, 'plain.jsonl');
   await writeFile(notGzip, lines.join('\n'));
+  // In this process (the cli's printing of a refusal is checked above): one cli start per file would cost seconds each.
   for (const file of [cut, changed, notGzip, join(dataDir, 'missing.jsonl.gz')]) {
-    const refused = await runCli(['db', 'import', file], { DATABASE_URL: target, DATA_DIR: dataDir });
-    t.equal(refused.code, 1, file);
-    t.match(JSON.parse(refused.stderr), { status: 400, messageKey: 'error.badRequest', message: /^Cannot import/ }, file);
+    const refusal = await importDatabase(target, file).then(() => null, (error: unknown) => error);
+    t.ok(refusal instanceof ServiceError, file);
+    t.match((refusal as ServiceError).toBody(), { status: 400, messageKey: 'error.badRequest', message: /^Cannot import/ }, file);
   }
+  const unwritable = await runCli(['db', 'export', join(dataDir, 'no-such-dir', 'x.jsonl.gz')], { DATA_DIR: dataDir, DATABASE_URL: target });
+  t.equal(unwritable.code, 1);
+  t.match(JSON.parse(unwritable.stderr), { status: 400, message: /ENOENT/ }, 'a path that cannot be written is the operator\'s to fix, not a 500');
   t.equal(await tableCount(target), 0, 'the target was not touched');
 });
 
