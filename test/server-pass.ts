@@ -57,6 +57,11 @@ export const SQL_OWNERS: Record<string, string> = {
   'verification.service.ts': 'verification-mail',
   'deletion-link-routes.ts': 'client',
   'mail-outbox.ts': 'mail',
+  'database-schema.ts': 'database-export-import',
+  'database-export.ts': 'database-export-import',
+  'database-import.ts': 'database-export-import',
+  'backup.ts': 'backup-restore',
+  'backup-guard.ts': 'backup-restore',
 };
 
 /** Beyond the SQL owners: the files whose subject is what the database does under them. */

@@ -7,6 +7,7 @@ import { parseMemberSearch } from '../domain/members/member-admin.service.ts';
 import { reconcileStorage } from '../domain/usage/storage-reconcile.ts';
 import { badRequest, notFound, toServiceError } from '../errors/errors.ts';
 import { createLogger } from '../logging/logger.ts';
+import { databaseCommandUsages, runDatabaseCommand } from './database-commands.ts';
 import { writeSharexUploader } from './sharex.ts';
 
 /**
@@ -125,10 +126,14 @@ const commands: Record<string, Command> = {
 commands['key list'] = commands['api-key list']!;
 
 function usage(): string {
-  return ['Usage: npm run --silent cli -- <command>', ...[...new Set(Object.values(commands))].map((command) => `  ${command.usage}`)].join('\n');
+  const usages = [...[...new Set(Object.values(commands))].map((command) => command.usage), ...databaseCommandUsages()];
+  return ['Usage: npm run --silent cli -- <command>', ...usages.map((line) => `  ${line}`)].join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
+  // db export/import, backup, restore: they open the database without the service's composition.
+  const handled = await runDatabaseCommand(argv);
+  if (handled !== null) return handled;
   // Commands are one word (sharex) or two (team create).
   const words = commands[argv.slice(0, 2).join(' ')] ? 2 : 1;
   const command = commands[argv.slice(0, words).join(' ')];

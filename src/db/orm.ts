@@ -3,6 +3,8 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from 'pino';
 import { migrations } from './migrations/index.ts';
 import { guardPool } from './pool-guard.ts';
+import { ConfigError } from '../config/config.ts';
+import { newerSchemaMessage, unknownMigrations } from './schema-version.ts';
 
 export interface OrmOptions {
   databaseUrl: string;
@@ -29,10 +31,16 @@ export async function initOrm(options: OrmOptions): Promise<MikroORM> {
   });
 }
 
-/** Brings the schema up to date; safe when several instances start at once (migrations take a lock). */
+/**
+ * Brings the schema up to date; safe when several instances start at once (migrations take a lock).
+ * Refuses (ConfigError, a start-up refusal) a database on which a newer version applied migrations
+ * this one does not know: running on it would read and write tables this version does not understand.
+ */
 export async function migrate(orm: MikroORM): Promise<void> {
   await orm.em.getConnection().execute('select pg_advisory_lock(727001)');
   try {
+    const unknown = unknownMigrations((await orm.migrator.getExecuted()).map((row) => row.name));
+    if (unknown.length > 0) throw new ConfigError(newerSchemaMessage(unknown, 'The database (DATABASE_URL, or the embedded one in DATA_DIR)'));
     await orm.migrator.up();
   } finally {
     await orm.em.getConnection().execute('select pg_advisory_unlock(727001)');

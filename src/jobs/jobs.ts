@@ -29,7 +29,7 @@ export const JOBS = {
   crashSweep: { name: 'crash-sweep', schedule: { everyMs: 5 * MINUTE_MS, atStart: true } },
   /** Expired sessions, sign-in codes, OAuth states, verification tokens, on every instance: ExpiredRowsSweeper (./expired-rows-sweep.ts). */
   expiredRows: { name: 'expired-rows', schedule: { everyMs: 10 * MINUTE_MS } },
-  /** The objects of deleted teams, on every instance: TeamDeletion.drain (domain/teams/team-deletion.ts). */
+  /** The objects of deleted teams, and of deletions deferred while a backup ran, on every instance: TeamDeletion.drain (domain/teams/team-deletion.ts). */
   storageDeletionDrain: { name: 'storage-deletion-drain', schedule: { everyMs: 5 * MINUTE_MS, atStart: true } },
   /** Unsent mail, on every instance: SmtpMailSender (mail/smtp-mail-sender.ts), started with MAIL_RETRY_INTERVAL_SECONDS (default 300; 0: never). */
   mailRetry: { name: 'mail-retry', schedule: { everyMs: 5 * MINUTE_MS } },

@@ -3,7 +3,7 @@
  * database and seeds the plans once, before the service processes start: the ORM's memory goes
  * away with it instead of staying in the supervisor for its whole life. Exits 0 when done.
  */
-import { loadConfig } from '../config/config.ts';
+import { ConfigError, loadConfig } from '../config/config.ts';
 import { openDomainDatabase } from '../composition/database.ts';
 import { createLogger } from '../logging/logger.ts';
 
@@ -15,5 +15,7 @@ try {
   await orm.close();
 } catch (error) {
   logger.fatal({ err: error }, 'migrating the database failed');
+  // A refusal (a database newer than this version) reads like any other start-up refusal.
+  if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
   process.exit(1);
 }

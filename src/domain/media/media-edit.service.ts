@@ -12,6 +12,7 @@ import { findFolder } from '../folders/folder-resolver.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
 import type { CdnPurger } from './cdn-purge.ts';
 import { MediaFile } from './media-file.entity.ts';
+import { removeDeletedObjects } from '../storage-removals/backup-guard.ts';
 import { mediaPath, publicMediaUrl } from './media-links.ts';
 import type { MediaService } from './media.service.ts';
 
@@ -218,16 +219,16 @@ export class MediaEditService {
 
   private async afterDelete(teamId: string, deleted: DeletedRow[]): Promise<void> {
     if (deleted.length === 0) return;
-    await Promise.all(
-      deleted.map(async (row) => {
-        try {
-          await this.store.remove(row.storage_key);
-        } catch (error) {
-          // The row is gone, so nothing serves the object; the orphan sweeper removes it later.
-          this.logger.error({ err: error, teamId, mediaId: row.id, storageKey: row.storage_key }, 'media object removal failed');
-        }
-      }),
-    );
+    const byKey = new Map(deleted.map((row) => [row.storage_key, row]));
+    // While a backup runs, the objects are queued for the drain instead (backup-guard.ts).
+    await removeDeletedObjects(this.orm, [...byKey.keys()], 'MEDIA_DELETE', async (key) => {
+      try {
+        await this.store.remove(key);
+      } catch (error) {
+        // The row is gone, so nothing serves the object; the orphan sweeper removes it later.
+        this.logger.error({ err: error, teamId, mediaId: byKey.get(key)!.id, storageKey: key }, 'media object removal failed');
+      }
+    });
     await this.purger.purge(deleted.map((row) => this.link(teamId, row.id, row.file_name)));
   }
 

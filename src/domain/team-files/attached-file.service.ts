@@ -9,6 +9,7 @@ import type { Actor } from '../actor.ts';
 import { recordTeamLog } from '../team-logs/team-log.service.ts';
 import { isUuid } from '../validation.ts';
 import type { FileKind } from './file-kinds.ts';
+import { removeDeletedObjects } from '../storage-removals/backup-guard.ts';
 
 /** A stored upload of a team or to-do file whose name and type are settled: what its commit writes. */
 export interface NewAttachedFile {
@@ -246,15 +247,15 @@ export class AttachedFileService {
 
   /** After the rows are gone: removes the objects; a failure leaves an orphan object for the log, never a row without bytes. */
   async removeObjects(teamId: string, deleted: DeletedFile[]): Promise<void> {
-    await Promise.all(
-      deleted.map(async (file) => {
-        try {
-          await this.deps.store.remove(file.storageKey);
-        } catch (error) {
-          this.deps.logger.error({ err: error, teamId, fileId: file.id, storageKey: file.storageKey }, 'file object removal failed');
-        }
-      }),
-    );
+    const byKey = new Map(deleted.map((file) => [file.storageKey, file]));
+    // While a backup runs, the objects are queued for the drain instead (backup-guard.ts).
+    await removeDeletedObjects(this.deps.orm, [...byKey.keys()], 'FILE_DELETE', async (key) => {
+      try {
+        await this.deps.store.remove(key);
+      } catch (error) {
+        this.deps.logger.error({ err: error, teamId, fileId: byKey.get(key)!.id, storageKey: key }, 'file object removal failed');
+      }
+    });
   }
 
   private async find(em: EntityManager, kind: FileKind, teamId: string, fileId: string, visibility: FileVisibility, attachId?: string, lock = false): Promise<FileRow> {

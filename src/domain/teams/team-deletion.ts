@@ -6,6 +6,7 @@ import type { CdnPurger } from '../media/cdn-purge.ts';
 import { mediaPath, publicMediaUrl } from '../media/media-links.ts';
 import { JobRunner } from '../../jobs/job-runner.ts';
 import { JOBS } from '../../jobs/jobs.ts';
+import { whileNoBackup } from '../storage-removals/backup-guard.ts';
 
 /**
  * Deleting a team (TEAM_DELETE) in two steps that survive a crash between them:
@@ -94,31 +95,38 @@ export class TeamDeletion {
     await this.drain();
   }
 
-  /** Step 2: removes queued objects; answers how many were removed. Never throws for one object: it stays queued with its error. */
+  /**
+   * Step 2: removes queued objects; answers how many were removed. Never throws for one object: it stays
+   * queued with its error. While a backup runs it removes nothing (backup-guard.ts): the next run does.
+   */
   async drain(): Promise<number> {
     let removed = 0;
     for (;;) {
-      const rows = await this.orm.em.fork().execute<QueueRow[]>(
-        'select id, kind, storage_key, data from storage_deletion where attempts < 100 order by created_at, id limit ?',
-        [DRAIN_BATCH],
-      );
+      let fetched = 0;
       let progressed = 0;
-      for (const row of rows) {
-        try {
-          await this.remove(row);
-          await this.orm.em.fork().execute('delete from storage_deletion where id = ?', [row.id]);
-          removed++;
-          progressed++;
-        } catch (error) {
-          this.logger.warn({ err: error, key: row.storage_key, kind: row.kind }, 'could not remove a deleted team\'s object; it stays queued');
-          await this.orm.em.fork().execute('update storage_deletion set attempts = attempts + 1, last_error = ? where id = ?', [
-            String((error as Error).message ?? error).slice(0, 1000), row.id,
-          ]);
+      const ran = await whileNoBackup(this.orm, async (em) => {
+        const rows = await em.execute<QueueRow[]>(
+          'select id, kind, storage_key, data from storage_deletion where attempts < 100 order by created_at, id limit ?',
+          [DRAIN_BATCH],
+        );
+        fetched = rows.length;
+        for (const row of rows) {
+          try {
+            await this.remove(row);
+            await em.execute('delete from storage_deletion where id = ?', [row.id]);
+            progressed++;
+          } catch (error) {
+            this.logger.warn({ err: error, key: row.storage_key, kind: row.kind }, 'could not remove a queued object; it stays queued');
+            await em.execute('update storage_deletion set attempts = attempts + 1, last_error = ? where id = ?', [
+              String((error as Error).message ?? error).slice(0, 1000), row.id,
+            ]);
+          }
         }
-      }
-      if (rows.length < DRAIN_BATCH || progressed === 0) break;
+      });
+      removed += progressed;
+      if (!ran || fetched < DRAIN_BATCH || progressed === 0) break;
     }
-    if (removed > 0) this.logger.info({ removed }, 'removed the objects of deleted teams');
+    if (removed > 0) this.logger.info({ removed }, 'removed queued objects (of deleted teams, or deletions deferred by a backup)');
     return removed;
   }
 
