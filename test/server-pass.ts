@@ -57,6 +57,8 @@ export const SQL_OWNERS: Record<string, string> = {
   'verification.service.ts': 'verification-mail',
   'deletion-link-routes.ts': 'client',
   'mail-outbox.ts': 'mail',
+  'storage-placement.ts': 'storage-migrate-s3-to-fs',
+  'copy-ledger.ts': 'storage-migrate-s3-to-fs',
 };
 
 /** Beyond the SQL owners: the files whose subject is what the database does under them. */

@@ -8,6 +8,7 @@ import { reconcileStorage } from '../domain/usage/storage-reconcile.ts';
 import { badRequest, notFound, toServiceError } from '../errors/errors.ts';
 import { createLogger } from '../logging/logger.ts';
 import { writeSharexUploader } from './sharex.ts';
+import { storageCommands } from './storage-commands.ts';
 
 /**
  * The operator routes for shell use: `npm run --silent cli -- team create --name Alpha`.
@@ -119,6 +120,7 @@ const commands: Record<string, Command> = {
     },
     run: (s, v, config) => writeSharexUploader(s, config, v),
   },
+  ...storageCommands,
 };
 
 // `key list`, as people say it, for `api-key list`.
