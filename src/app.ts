@@ -12,6 +12,8 @@ import { isDatabaseUnavailable } from './db/database-errors.ts';
 import { NotificationListener } from './db/notification-listener.ts';
 import { AUTOMATION_EVENTS_CHANNEL } from './domain/automations/automation-channel.ts';
 import { TEAM_LIMITS_CHANNEL } from './domain/teams/team-state-cache.ts';
+import { placeStoredObjects } from './domain/storage-locations/storage-placement.ts';
+import { storageRefusal } from './domain/storage-locations/storage-refusal.ts';
 import { serviceUnavailable } from './errors/errors.ts';
 import { accessLogger } from './http/access-log.ts';
 import { Cors } from './http/cors.ts';
@@ -153,6 +155,7 @@ export class Application {
       await this.databaseHealth.check();
       this.databaseHealth.start();
       await this.checkStorage(services.store);
+      await this.checkStoredObjects(services);
       this.listener = new NotificationListener({
         databaseUrl: this.backend.databaseUrl,
         channel: AUTH_CHANGES_CHANNEL,
@@ -236,6 +239,20 @@ export class Application {
     const status = await this.storageHealth.check();
     if (status.misconfigured) throw new ConfigError(`Invalid configuration: ${status.cause}`);
     this.storageHealth.start();
+  }
+
+  /**
+   * The configured store must hold every stored object (issue 34): a start on another driver,
+   * bucket or prefix is refused with the setting, the count and `storage migrate`, instead of
+   * answering 404 for every file. Also where a finished `storage migrate` takes effect.
+   */
+  private async checkStoredObjects(services: Services): Promise<void> {
+    const placement = await placeStoredObjects({
+      orm: services.orm, store: services.store, logger: this.logger.child({ component: 'storage-placement' }),
+      storageReachable: this.storageHealth?.status.available ?? false,
+    });
+    const refusal = storageRefusal(placement, this.config.storage);
+    if (refusal) throw refusal;
   }
 
   /**

@@ -62,6 +62,8 @@ export const SQL_OWNERS: Record<string, string> = {
   'database-import.ts': 'database-export-import',
   'backup.ts': 'backup-restore',
   'backup-guard.ts': 'backup-restore',
+  'storage-placement.ts': 'storage-migrate-s3-to-fs',
+  'copy-ledger.ts': 'storage-migrate-s3-to-fs',
 };
 
 /** Beyond the SQL owners: the files whose subject is what the database does under them. */

@@ -9,6 +9,7 @@ import { badRequest, notFound, toServiceError } from '../errors/errors.ts';
 import { createLogger } from '../logging/logger.ts';
 import { databaseCommandUsages, runDatabaseCommand } from './database-commands.ts';
 import { writeSharexUploader } from './sharex.ts';
+import { storageCommands } from './storage-commands.ts';
 
 /**
  * The operator routes for shell use: `npm run --silent cli -- team create --name Alpha`.
@@ -120,6 +121,7 @@ const commands: Record<string, Command> = {
     },
     run: (s, v, config) => writeSharexUploader(s, config, v),
   },
+  ...storageCommands,
 };
 
 // `key list`, as people say it, for `api-key list`.

@@ -253,7 +253,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   });
   const pool = new MediaPool({ threads: config.workerThreads, onError: (error) => logger.error({ err: error }, 'worker pool error') });
   const teamStates = new TeamStateCache({ load: (teamId) => teams.getStorageState(teamId), ttlMs: TEAM_STATE_CACHE_MS });
-  const committer = new UploadCommitter({ orm, media, groupCommit: new GroupCommit({ orm, maxBatch: GROUP_COMMIT_MAX_BATCH }) });
+  const committer = new UploadCommitter({ orm, media, storageLocation: store.location, groupCommit: new GroupCommit({ orm, maxBatch: GROUP_COMMIT_MAX_BATCH }) });
   const xxhash = await loadXxhash();
   const uploads = new UploadService({
     orm, store, pool, xxhash, quota: new StorageQuota({ orm, owner: identity }), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates,

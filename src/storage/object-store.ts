@@ -63,6 +63,8 @@ export interface StaleUpload {
 
 export interface ObjectStore {
   readonly driver: 'fs' | 's3';
+  /** Where its objects live, as rows record it (storage-location.ts): `fs` or `s3:<bucket>/<key prefix>`. */
+  readonly location: string;
   /** Throws StorageError('invalid-key') at once for a bad key; other failures surface through the writer. */
   openWriter(key: string, options: OpenWriterOptions): ObjectWriter;
   /** A Readable with backpressure. Rejects with StorageError('not-found') when there is no such object. */

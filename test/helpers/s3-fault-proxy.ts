@@ -57,7 +57,16 @@ export interface S3FaultProxy {
   fail(fault: S3Fault): void;
   /** Forward everything again. */
   heal(): void;
+  /**
+   * From now on, keep the matching requests waiting, neither forwarded nor answered, until release();
+   * resolves with the first one held. For a test that must act while a transfer is under way.
+   */
+  hold(when: (request: S3Request) => boolean): Promise<S3Request>;
+  /** Drops the held requests' connections and forwards everything again. */
+  release(): void;
   readonly counts: S3Counts;
+  /** Every request passed on to the real server, in order. */
+  readonly forwardedRequests: S3Request[];
   close(): Promise<void>;
 }
 
@@ -118,6 +127,9 @@ export async function startS3FaultProxy(backend: string): Promise<S3FaultProxy> 
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const counts: S3Counts = { forwarded: {}, failed: {} };
   let fault: S3Fault | null = null;
+  const forwardedRequests: S3Request[] = [];
+  let holding: { when: (request: S3Request) => boolean; first: (request: S3Request) => void } | null = null;
+  const held: ServerResponse[] = [];
 
   const matches = (request: S3Request): boolean =>
     fault !== null &&
@@ -139,6 +151,7 @@ export async function startS3FaultProxy(backend: string): Promise<S3FaultProxy> 
 
   const forward = (req: IncomingMessage, res: ServerResponse, s3Request: S3Request) => {
     counts.forwarded[s3Request.operation] = (counts.forwarded[s3Request.operation] ?? 0) + 1;
+    forwardedRequests.push(s3Request);
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
@@ -170,7 +183,10 @@ export async function startS3FaultProxy(backend: string): Promise<S3FaultProxy> 
   const server: Server = createServer((req, res) => {
     const s3Request = classifyS3Request(req.method ?? 'GET', req.url ?? '/');
     const active = fault;
-    if (active && matches(s3Request)) answerWithFault(req, res, active, s3Request);
+    if (holding?.when(s3Request)) {
+      held.push(res);
+      holding.first(s3Request);
+    } else if (active && matches(s3Request)) answerWithFault(req, res, active, s3Request);
     else forward(req, res, s3Request);
   });
   server.keepAliveTimeout = 5_000;
@@ -191,9 +207,25 @@ export async function startS3FaultProxy(backend: string): Promise<S3FaultProxy> 
     heal() {
       fault = null;
     },
+    hold(when) {
+      return new Promise<S3Request>((resolve) => {
+        let resolved = false;
+        holding = { when, first: (request) => {
+          if (!resolved) resolve(request);
+          resolved = true;
+        } };
+      });
+    },
+    release() {
+      holding = null;
+      for (const res of held.splice(0)) res.destroy();
+    },
     counts,
+    forwardedRequests,
     async close() {
       fault = null;
+      holding = null;
+      for (const res of held.splice(0)) res.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       agent.destroy();

@@ -170,7 +170,7 @@ t.test('a batch the database refuses as a whole is retried upload by upload, so 
   const record = (name: string, contentType = 'image/png'): UploadCommitRecord => {
     const mediaId = randomUUID();
     return {
-      mediaId, teamId: team.teamId, folderId: null, fileName: name, storageKey: `media/${team.teamId}/${mediaId}`, size: 100, contentType,
+      mediaId, teamId: team.teamId, folderId: null, fileName: name, storageKey: `media/${team.teamId}/${mediaId}`, storageLocation: 'fs', size: 100, contentType,
       hash: null, isPublic: false, tags: ['burst'], uploadedByKeyId: null, createdAt: new Date(), eventId: randomUUID(), payload: { media: { id: mediaId } },
     };
   };

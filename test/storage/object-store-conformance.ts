@@ -178,6 +178,11 @@ export function runConformance(t: Test, name: string, makeStore: () => Promise<C
       }
     });
 
+    t.test('location names where the objects are, as rows record it', async (t) => {
+      // fs: the one directory of the service; s3: the bucket and the key prefix (storage-location.ts).
+      t.match(store.location, store.driver === 'fs' ? /^fs$/ : /^s3:[a-z0-9][a-z0-9.-]+\/([A-Za-z0-9_.-]+\/)*$/);
+    });
+
     t.test('missing objects', async (t) => {
       const key = keyFor('missing');
       t.equal(await store.stat(key), null, 'stat of a missing key is null');

@@ -25,6 +25,7 @@ import { Migration20261124070000OAuthClientState } from './Migration202611240700
 import { Migration20261124080000StorageDeletions } from './Migration20261124080000StorageDeletions.ts';
 import { Migration20261127010000ApiKeyChanges } from './Migration20261127010000ApiKeyChanges.ts';
 import { Migration20261127020000UploadMakers } from './Migration20261127020000UploadMakers.ts';
+import { Migration20261128010000StorageLocations } from './Migration20261128010000StorageLocations.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -54,4 +55,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261124080000StorageDeletions', class: Migration20261124080000StorageDeletions },
   { name: 'Migration20261127010000ApiKeyChanges', class: Migration20261127010000ApiKeyChanges },
   { name: 'Migration20261127020000UploadMakers', class: Migration20261127020000UploadMakers },
+  { name: 'Migration20261128010000StorageLocations', class: Migration20261128010000StorageLocations },
 ];

@@ -119,9 +119,9 @@ export class AttachedFileService {
       );
       const now = new Date();
       await em.execute(
-        `insert into ${kind.table} (id, team_id, upload_team_member_id, ${kind.attachColumn}, file_name, storage_key, size, content_type, hash, created_at, updated_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [file.fileId, file.teamId, uploader?.id ?? null, file.attachId, file.fileName, file.storageKey, file.size, file.contentType, file.hash, now, now],
+        `insert into ${kind.table} (id, team_id, upload_team_member_id, ${kind.attachColumn}, file_name, storage_key, storage_location, size, content_type, hash, created_at, updated_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [file.fileId, file.teamId, uploader?.id ?? null, file.attachId, file.fileName, file.storageKey, this.deps.store.location, file.size, file.contentType, file.hash, now, now],
       );
       recordTeamLog(em, {
         teamId: file.teamId, action: kind.uploaded, teamMemberId: file.uploaderMemberId,

@@ -27,6 +27,7 @@ import type { ObjectInfo, ObjectStore, ObjectWriter, OpenWriterOptions, ReadOpti
 import { StreamObjectWriter } from '../stream-object-writer.ts';
 import { DirectorySyncer } from './directory-syncer.ts';
 import { TempFileSink } from './temp-file-sink.ts';
+import { fsLocation } from '../storage-location.ts';
 
 export interface FsObjectStoreOptions {
   /** Directory holding the objects; created on demand. */
@@ -150,6 +151,7 @@ class FsObjectWriter extends StreamObjectWriter {
 
 export class FsObjectStore implements ObjectStore {
   readonly driver = 'fs' as const;
+  readonly location = fsLocation();
   readonly root: string;
   readonly #uploadsDir: string;
   readonly #highWaterMark: number;

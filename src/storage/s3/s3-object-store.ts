@@ -15,6 +15,7 @@ import { StorageError, assertValidKey, checkRange, isValidKey } from '../object-
 import type { ObjectInfo, ObjectStore, ObjectWriter, OpenWriterOptions, ReadOptions, StaleUpload } from '../object-store.ts';
 import { httpStatusOf, isNotFound, wrap, type SdkErrorShape } from './s3-errors.ts';
 import { S3ResumableStore } from './s3-resumable-store.ts';
+import { s3Location } from '../storage-location.ts';
 import { abortMultipartUpload, S3ObjectWriter } from './s3-object-writer.ts';
 
 export interface S3ObjectStoreOptions {
@@ -93,6 +94,7 @@ function signPayloadsByTls(client: S3Client): void {
 
 export class S3ObjectStore implements ObjectStore {
   readonly driver = 's3' as const;
+  readonly location: string;
   readonly bucket: string;
   readonly keyPrefix: string;
   readonly partSize: number;
@@ -110,6 +112,7 @@ export class S3ObjectStore implements ObjectStore {
     }
     this.bucket = options.bucket;
     this.keyPrefix = prefix;
+    this.location = s3Location(options.bucket, prefix);
     this.partSize = Math.max(MIN_PART_SIZE, options.partSize ?? DEFAULT_PART_SIZE);
     this.queueSize = Math.max(1, Math.floor(options.queueSize ?? DEFAULT_QUEUE_SIZE));
     this.#highWaterMark = options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK;

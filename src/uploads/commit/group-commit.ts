@@ -10,6 +10,8 @@ export interface UploadCommitRecord {
   folderId: string | null;
   fileName: string;
   storageKey: string;
+  /** Where the object was written (ObjectStore.location): the row records it. */
+  storageLocation: string;
   size: number;
   contentType: string;
   hash: string | null;
@@ -68,6 +70,7 @@ export async function commitUploads(em: EntityManager, teamId: string, records: 
     folder_id: record.folderId,
     file_name: record.fileName,
     storage_key: record.storageKey,
+    storage_location: record.storageLocation,
     size: record.size,
     content_type: record.contentType,
     hash: record.hash,

@@ -31,6 +31,8 @@ export interface UploadCommitDeps {
   orm: MikroORM;
   media: MediaService;
   groupCommit: GroupCommit;
+  /** The location of the store uploads are written to (ObjectStore.location), recorded on each row. */
+  storageLocation: string;
 }
 
 /**
@@ -85,7 +87,7 @@ export class UploadCommitter {
     });
     const record: UploadCommitRecord = {
       mediaId: upload.mediaId, teamId: upload.teamId, folderId: folder?.id ?? null, fileName: upload.fileName, storageKey: upload.storageKey,
-      size: upload.size, contentType: upload.contentType, hash: upload.hash, isPublic, tags: upload.tags, uploadedByKeyId: upload.keyId,
+      storageLocation: this.deps.storageLocation, size: upload.size, contentType: upload.contentType, hash: upload.hash, isPublic, tags: upload.tags, uploadedByKeyId: upload.keyId,
       createdAt, eventId: randomUUID(), payload: { media: view },
       idempotency: upload.idempotency
         ? { key: upload.idempotency.claim.key, claimId: upload.idempotency.claim.claimId, fingerprint: upload.idempotency.fingerprint, answer: JSON.stringify(view) }

@@ -1,0 +1,67 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../config/config.ts';
+import { createObjectStore } from '../storage/create-object-store.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import { storageSettingsAt } from '../storage/storage-location.ts';
+import { CopyLedger } from './copy-ledger.ts';
+
+export interface PruneSummary {
+  /** The configured store's location: the copies made to it are the ones kept. */
+  location: string;
+  /** Old copies removed: their rows live in the configured store now. */
+  removed: number;
+  /** Copies whose row was deleted meanwhile, removed from both stores. */
+  removedOrphans: number;
+  /** Copies kept because their rows do not live in the configured store yet (the service has not started on it). */
+  notSwitched: number;
+  next: string | null;
+}
+
+/**
+ * `storage prune-old`: after the switch, removes the objects `storage migrate` copied from their
+ * old store. Only for rows that now live in the configured store (a service started on it and
+ * moved them, storage-placement.ts), so it removes nothing a service on the old store could still
+ * be reading, as long as every instance has been switched.
+ */
+export async function pruneOldCopies(options: { orm: MikroORM; config: Config; store: ObjectStore }): Promise<PruneSummary> {
+  const { orm, config, store } = options;
+  const ledger = new CopyLedger(orm);
+  const location = store.location;
+  const others = new Map<string, ObjectStore>();
+  const storeAt = async (at: string): Promise<ObjectStore> => {
+    if (at === location) return store;
+    let other = others.get(at);
+    if (!other) {
+      other = await createObjectStore(storageSettingsAt(at, config.storage), config.dataDir);
+      others.set(at, other);
+    }
+    return other;
+  };
+  try {
+    const { moved, orphans } = await ledger.switched(location);
+    for (const copy of moved) {
+      await (await storeAt(copy.source)).remove(copy.key);
+      // A copy made to the old store earlier (a move back and forth) is gone now too: a later run must copy it again.
+      await ledger.forget(copy.source, copy.key);
+      await ledger.forget(location, copy.key);
+    }
+    for (const copy of orphans) {
+      await (await storeAt(copy.source)).remove(copy.key);
+      await store.remove(copy.key);
+      await ledger.forget(copy.source, copy.key);
+      await ledger.forget(location, copy.key);
+    }
+    const notSwitched = await ledger.notSwitched(location);
+    return {
+      location,
+      removed: moved.length,
+      removedOrphans: orphans.length,
+      notSwitched,
+      next: notSwitched > 0
+        ? `${notSwitched} copies were kept: their rows do not live in ${location} yet. Start the service on it first (it moves them), then run this again.`
+        : null,
+    };
+  } finally {
+    for (const other of others.values()) await other.close().catch(() => undefined);
+  }
+}
