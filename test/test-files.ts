@@ -41,7 +41,8 @@ export function tapSettings(repo: string): TapSettings {
  */
 const SLOW_FIRST = [
   'newcomer', 'client-cli', 'tenant-isolation', 'crash-sweeper', 'early-refusals', 'cli-process', 'clients',
-  'processes', 'shared-embedded-database', 'service-logs', 'crash-restart', 'verification-tokens', 'service-process',
+  'storage-migrate-fs-to-s3', 'processes', 'shared-embedded-database', 'service-logs', 'crash-restart', 'verification-tokens',
+  'service-process', 'backup-restore', 'database-export-import',
 ].map((name) => `test/integration/${name}.test.ts`);
 
 /** `files` with the slow ones first, the rest as given. */
