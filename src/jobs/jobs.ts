@@ -11,7 +11,8 @@ const HOUR_MS = 60 * MINUTE_MS;
  *
  * pg advisory lock keys in use: 727001 migrations (db/orm.ts), 727002 folder rule sweep, 727003 automation fan-out
  * (automation-delivery/dispatcher.ts), 727015 subscription rules, 727034 storage migrate and prune-old
- * (storage-migration/copy-ledger.ts). A new once-across-instances job takes a key of its own.
+ * (storage-migration/copy-ledger.ts), 727035 backups (domain/storage-removals/backup-guard.ts). A new once-across-instances job
+ * takes a key of its own.
  */
 export const JOBS = {
   /** Folder rules (spec 2.2), hourly, once across instances: FolderRuleSweeper (domain/folders/folder-rule-sweep.ts). */

@@ -86,9 +86,13 @@ t.test('a remembered miss is forgotten when a key gets that prefix (the auth-cha
   const path = `/v1/cdn/media/${team.teamId}`;
   const next = generateApiKey();
   expectError(t, await server.media('GET', path, next.key), 401, 'error.unauthorized');
-  const missing = await lookups(server, 'missing');
-  expectError(t, await server.media('GET', path, next.key), 401, 'error.unauthorized');
-  t.equal(await lookups(server, 'missing'), missing, 'the miss is remembered');
+  // Asked again until a request makes no lookup: the announcement of the team's own key, if it is still on its way
+  // (seen on a loaded machine), forgets the misses remembered before it arrives.
+  t.ok(await eventually(async () => {
+    const missing = await lookups(server, 'missing');
+    const again = await server.media('GET', path, next.key);
+    return again.status === 401 && (await lookups(server, 'missing')) === missing;
+  }), 'the miss is remembered');
 
   // The team's key takes that prefix and secret, announced as every key change is (announceAuthChange).
   const pg = await connectPg(server.databaseUrl);

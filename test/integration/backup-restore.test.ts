@@ -3,6 +3,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { BACKUP_LOCK_KEY } from '../../src/domain/storage-removals/backup-guard.ts';
 import { hashContent, loadXxhash } from '../../src/uploads/hashing/content-hash.ts';
 import { connectPg, createTestDatabase } from '../helpers/database.ts';
 import { dumpData, runCli } from '../helpers/database-dumps.ts';
@@ -17,7 +18,6 @@ import { eventually } from '../helpers/wait.ts';
 
 t.setTimeout(280_000);
 
-const BACKUP_LOCK_KEY = 727002; // src/domain/storage-removals/backup-guard.ts
 const onServer = process.env.TEST_PG_KIND === 'server';
 const root = await mkdtemp(join(tmpdir(), 'media-backup-'));
 await chmod(root, 0o755); // the embedded PostgreSQL runs as the postgres user

@@ -10,7 +10,8 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
  * is done. So no file a backup is about to copy disappears under it, and deletions never wait for a
  * backup.
  */
-export const BACKUP_LOCK_KEY = 727002;
+/** Its own key: 727002 is the folder rule sweep's (src/jobs/jobs.ts lists the keys in use). */
+export const BACKUP_LOCK_KEY = 727_035;
 
 /**
  * Runs `work` in a transaction holding the backup lock shared, so no backup starts before it is done;
