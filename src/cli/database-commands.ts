@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../config/config.ts';
+import type { Config } from '../config/config.ts';
 import path from 'node:path';
 import { takeBackup } from '../backup/backup.ts';
 import { exportDatabase } from '../backup/database-export.ts';
@@ -9,7 +9,8 @@ import { createObjectStore } from '../storage/create-object-store.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { startEmbeddedPostgres } from '../db/embedded-postgres.ts';
 import { badRequest, toServiceError } from '../errors/errors.ts';
-import { createLogger, type Logger } from '../logging/logger.ts';
+import type { Logger } from '../logging/logger.ts';
+import { cliLogger, loadCliConfig } from './cli-setup.ts';
 
 /**
  * The cli commands that work on the database as a whole: db export, db import, backup, restore (docs/operations.md): they open the database
@@ -78,17 +79,9 @@ export async function runDatabaseCommand(argv: string[]): Promise<number | null>
     process.stderr.write(`${(error as Error).message}\nUsage: npm run --silent cli -- ${command.usage}\n`);
     return 2;
   }
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
-  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2);
+  const config = loadCliConfig();
+  if (!config) return 1;
+  const logger = cliLogger(config);
   let database: { url: string; stop(): Promise<void> };
   try {
     // As the other commands: a running service's embedded server is used as it is, and left running.

@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
 import { Backend } from '../composition/backend.ts';
 import type { CoreServices } from '../composition/services.ts';
-import { ConfigError, loadConfig, type Config } from '../config/config.ts';
+import { ConfigError, type Config } from '../config/config.ts';
 import { parsePaging } from '../domain/paging.ts';
 import { parseMemberSearch } from '../domain/members/member-admin.service.ts';
 import { reconcileStorage } from '../domain/usage/storage-reconcile.ts';
 import { badRequest, notFound, toServiceError } from '../errors/errors.ts';
-import { createLogger } from '../logging/logger.ts';
+import { cliLogger, loadCliConfig } from './cli-setup.ts';
 import { databaseCommandUsages, runDatabaseCommand } from './database-commands.ts';
 import { writeSharexUploader } from './sharex.ts';
 import { storageCommands } from './storage-commands.ts';
@@ -150,17 +150,9 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${(error as Error).message}\nUsage: npm run --silent cli -- ${command.usage}\n`);
     return 2;
   }
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
-  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2);
+  const config = loadCliConfig();
+  if (!config) return 1;
+  const logger = cliLogger(config);
   let backend: Backend;
   try {
     // A server whose owner was killed is used as it is: the next service start takes it over, and the cli's exit must not stop it.

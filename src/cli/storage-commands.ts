@@ -1,7 +1,7 @@
 import type { CoreServices } from '../composition/services.ts';
 import type { Config } from '../config/config.ts';
 import { badRequest, conflict } from '../errors/errors.ts';
-import { createLogger } from '../logging/logger.ts';
+import { cliLogger } from './cli-setup.ts';
 import { pruneOldCopies } from '../storage-migration/prune-old.ts';
 import { progressDisplay } from '../storage-migration/progress-display.ts';
 import { CopyLedger } from '../storage-migration/copy-ledger.ts';
@@ -30,7 +30,7 @@ export const storageCommands: Record<string, StorageCommand> = {
     run: async (services, values, config) => {
       const to = values.to;
       if (to !== 'fs' && to !== 's3') throw badRequest('--to must be fs or s3', typeof to === 'string' ? to : undefined);
-      const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2);
+      const logger = cliLogger(config);
       const locked = await new CopyLedger(services.orm).exclusively(async () => migrateStorage({
         orm: services.orm, config, to, xxhash: await loadXxhash(), progress: progressDisplay(process.stderr), logger,
       }));
