@@ -1,7 +1,9 @@
 import type { CoreServices } from '../composition/services.ts';
 import type { Config } from '../config/config.ts';
 import { badRequest, conflict } from '../errors/errors.ts';
+import { FORGET_MISSING_COMMAND } from '../domain/storage-locations/storage-refusal.ts';
 import { cliLogger } from './cli-setup.ts';
+import { forgetMissing } from '../storage-migration/forget-missing.ts';
 import { pruneOldCopies } from '../storage-migration/prune-old.ts';
 import { progressDisplay } from '../storage-migration/progress-display.ts';
 import { CopyLedger } from '../storage-migration/copy-ledger.ts';
@@ -10,7 +12,7 @@ import { loadXxhash } from '../uploads/hashing/content-hash.ts';
 
 /**
  * Moving storage between drivers (docs/operations.md, "Moving storage between drivers"):
- * `storage migrate --to fs|s3` and `storage prune-old`. Registered in main.ts.
+ * `storage migrate --to fs|s3`, `storage prune-old` and `storage forget-missing`. Registered in main.ts.
  */
 
 interface StorageCommand {
@@ -20,7 +22,7 @@ interface StorageCommand {
 }
 
 function busy(): Error {
-  return conflict('Another storage migrate or storage prune-old is running on this database; wait for it to finish');
+  return conflict('Another storage migrate, prune-old or forget-missing is running on this database; wait for it to finish');
 }
 
 export const storageCommands: Record<string, StorageCommand> = {
@@ -39,7 +41,7 @@ export const storageCommands: Record<string, StorageCommand> = {
       if (summary.failed.length + summary.missing.length === 0) return summary;
       // The summary is the answer; the error body on stderr and exit 1 tell a script that it is not done.
       process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-      throw conflict(`storage migrate copied ${summary.copied} objects; ${summary.failed.length} failed and ${summary.missing.length} are missing from their store: run it again once the cause is fixed`);
+      throw conflict(`storage migrate copied ${summary.copied} objects; ${summary.failed.length} failed and ${summary.missing.length} are missing from their store: run it again once the cause is fixed (objects lost in every store: \`${FORGET_MISSING_COMMAND} --dry-run\`)`);
     },
   },
   'storage prune-old': {
@@ -47,6 +49,17 @@ export const storageCommands: Record<string, StorageCommand> = {
     options: {},
     run: async (services, _values, config) => {
       const locked = await new CopyLedger(services.orm).exclusively(() => pruneOldCopies({ orm: services.orm, config, store: services.store }));
+      if (!locked) throw busy();
+      return locked.result;
+    },
+  },
+  'storage forget-missing': {
+    usage: 'storage forget-missing [--dry-run] [--only-here]',
+    options: { 'dry-run': { type: 'boolean' }, 'only-here': { type: 'boolean' } },
+    run: async (services, values, config) => {
+      const locked = await new CopyLedger(services.orm).exclusively(() => forgetMissing({
+        orm: services.orm, config, store: services.store, dryRun: values['dry-run'] === true, onlyHere: values['only-here'] === true, logger: cliLogger(config),
+      }));
       if (!locked) throw busy();
       return locked.result;
     },

@@ -7,6 +7,8 @@ export function migrateCommand(driver: 'fs' | 's3'): string {
   return `npm run cli -- storage migrate --to ${driver}`;
 }
 
+export const FORGET_MISSING_COMMAND = 'npm run cli -- storage forget-missing';
+
 /**
  * The setting that sends the service to a store that does not hold its objects: the driver when the
  * drivers differ, else the bucket, else the key prefix.
@@ -39,11 +41,14 @@ export function storageRefusal(placement: Placement, storage: Config['storage'])
       ? `${entry.count} written before storage locations were recorded and not found in ${describeLocation(storageLocationOf(storage))}, such as ${placement.unfound.join(', ')}`
       : `${entry.count} in ${describeLocation(entry.location)}`))
     .join('; ');
+  const lost = placement.elsewhere.some((entry) => entry.location === null)
+    ? ` Objects lost in every store keep it refusing: \`${FORGET_MISSING_COMMAND} --dry-run\` lists them, without --dry-run it deletes their rows.`
+    : '';
   const back = main.location === null ? '' : ` Or set ${setting} back to ${JSON.stringify(settingValue(storageSettingsAt(main.location, storage), setting))}.`;
   return new ConfigError(
     `Invalid configuration: ${setting}=${JSON.stringify(settingValue(storage, setting))} names a store that does not hold ${total} of the service's stored objects (${where}). ` +
       `Copy them there with \`${migrateCommand(storage.driver)}\` (the service may keep running on the old store meanwhile), then start again; ` +
-      `docs/operations.md, "Moving storage between drivers", has the steps.${back}`,
+      `docs/operations.md, "Moving storage between drivers", has the steps.${lost}${back}`,
   );
 }
 
