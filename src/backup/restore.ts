@@ -56,6 +56,8 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
     });
   }
   const database = await importDatabase(options.databaseUrl, paths.database);
+  // A backup holds no thumbnails (they are made again from the files): the restored service remakes them.
+  if (manifest.files) await requeueThumbnails(options.databaseUrl);
   const authSecret = manifest.authSecret ? await restoreAuthSecret(paths.authSecret, options.dataDir) : 'none';
   return {
     directory, database, files: manifest.files, authSecret,
@@ -71,4 +73,14 @@ async function restoreAuthSecret(backedUp: string, dataDir: string): Promise<'re
   await copyFile(backedUp, target);
   await chmod(target, 0o600);
   return 'restored';
+}
+
+async function requeueThumbnails(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`update media_file set thumbnail_status = 'pending', thumbnail_attempts = 0 where thumbnail_status = 'ready'`);
+  } finally {
+    await client.end();
+  }
 }

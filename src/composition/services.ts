@@ -65,6 +65,9 @@ import { Metrics } from '../observability/metrics.ts';
 import { MediaPool } from '../pool/media-pool.ts';
 import { createObjectStore, createResumableStore } from '../storage/create-object-store.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { THUMBNAIL_SOURCE_TYPES } from '../domain/media/thumbnail-links.ts';
+import { ThumbnailQueue } from '../previews/thumbnail-queue.ts';
+import { Thumbnailer } from '../previews/thumbnailer.ts';
 import { TusService } from '../uploads/tus/tus-service.ts';
 import { MAX_BODY_BYTES, UploadService } from '../uploads/receive/upload-service.ts';
 import { UploadUseCase } from '../uploads/upload-use-case.ts';
@@ -164,6 +167,8 @@ export interface CoreServices {
   teamDeletion: TeamDeletion;
   /** Verification action tokens (spec 2.7) and email verification; signs account export links only with the operator secret. */
   verification: VerificationService;
+  /** Makes the thumbnails of image uploads (THUMBNAIL_* settings); started by Application. */
+  thumbnailer: Thumbnailer;
 }
 
 /** What only the server has: what the operator secret signs, and the count of served traffic. */
@@ -239,7 +244,9 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     perAddress: signInLimit(config.accounts.signInLimit.addressPoints, 'media-signin-address'),
   };
   const teams = new TeamService({ orm, defaultPlan: config.defaultPlan });
-  const media = new MediaService({ orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl });
+  const media = new MediaService({
+    orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl, publicUrl: config.publicUrl, links: authSecret ? new SignedLinks({ secret: authSecret }) : null,
+  });
   const store = await createObjectStore(config.storage, config.dataDir);
   const editLog = logger.child({ component: 'media-edit' });
   // The edit routes, the deletion links and the folder rules delete alike.
@@ -253,7 +260,12 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   });
   const pool = new MediaPool({ threads: config.workerThreads, onError: (error) => logger.error({ err: error }, 'worker pool error') });
   const teamStates = new TeamStateCache({ load: (teamId) => teams.getStorageState(teamId), ttlMs: TEAM_STATE_CACHE_MS });
-  const committer = new UploadCommitter({ orm, media, storageLocation: store.location, groupCommit: new GroupCommit({ orm, maxBatch: GROUP_COMMIT_MAX_BATCH }) });
+  const committer = new UploadCommitter({
+    orm, media, storageLocation: store.location, groupCommit: new GroupCommit({ orm, maxBatch: GROUP_COMMIT_MAX_BATCH }),
+    onCommitted: (upload) => {
+      if (THUMBNAIL_SOURCE_TYPES.has(upload.contentType)) thumbnailer.wake();
+    },
+  });
   const xxhash = await loadXxhash();
   const uploads = new UploadService({
     orm, store, pool, xxhash, quota: new StorageQuota({ orm, owner: identity }), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates,
@@ -262,6 +274,11 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   });
   const idempotency = new IdempotencyKeys({ orm, owner: identity, logger: logger.child({ component: 'idempotency' }) });
   const gate = new AdmissionGate(config.upload);
+  const thumbnailer = new Thumbnailer({
+    queue: new ThumbnailQueue(orm), store, pool, settings: config.thumbnails, logger: logger.child({ component: 'thumbnails' }),
+    uploadsWaiting: () => gate.waiting > 0,
+    onOutcome: (outcome) => metrics.thumbnails.inc({ outcome }),
+  });
   const tus = new TusService({
     // No owner: a tus reservation belongs to the upload, not to the instance that made it (it outlives restarts until it expires).
     orm, store, resumable: createResumableStore(store), quota: new StorageQuota({ orm, owner: null }), teamStates, committer, xxhash,
@@ -363,6 +380,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     mail,
     teamDeletion,
     verification,
+    thumbnailer,
   };
   services.metrics.observe({ gate: services.gate, pool });
   return services;

@@ -66,6 +66,8 @@ export interface Config {
   /** Uses of upload URLs per window: per URL and per team. */
   uploadUrlLimit: { perUrlPoints: number; perTeamPoints: number; durationSeconds: number };
   workerThreads: number;
+  /** Thumbnails of image uploads (src/previews/thumbnailer.ts). */
+  thumbnails: { concurrency: number; size: number; maxSourceBytes: number; maxPixels: number };
   maxJsonBodyBytes: number;
   apiKeyCacheSeconds: number;
   /** DEFAULT_PLAN: the slug of the plan a team created without one gets. */
@@ -252,6 +254,12 @@ function toConfig(values: SettingValues, cwd: string): Config {
       durationSeconds: values.UPLOAD_URL_RATE_LIMIT_DURATION_SECONDS,
     },
     workerThreads: values.WORKER_THREADS ?? availableParallelism(),
+    thumbnails: {
+      concurrency: values.THUMBNAIL_CONCURRENCY,
+      size: values.THUMBNAIL_SIZE,
+      maxSourceBytes: values.THUMBNAIL_MAX_SOURCE_MIB * 1024 * 1024,
+      maxPixels: values.THUMBNAIL_MAX_MEGAPIXELS * 1_000_000,
+    },
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,
     defaultPlan: values.DEFAULT_PLAN,

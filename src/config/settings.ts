@@ -95,6 +95,11 @@ export const settings = {
   UPLOAD_URL_TEAM_RATE_LIMIT_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),
   UPLOAD_URL_RATE_LIMIT_DURATION_SECONDS: setting(integer(1, 86_400), 'an integer from 1 to 86400'),
   WORKER_THREADS: setting(integer(1, 256).nullable(), 'an integer from 1 to 256, or unset for the number of cores'),
+  // Thumbnails of image uploads (src/previews): made this many at a time per instance in the worker pool; 0: this instance makes none.
+  THUMBNAIL_CONCURRENCY: setting(integer(0, 64), 'an integer from 0 to 64 (0: this instance makes no thumbnails)'),
+  THUMBNAIL_SIZE: setting(integer(32, 1024), 'an integer from 32 to 1024 (pixels on the long side)'),
+  THUMBNAIL_MAX_SOURCE_MIB: setting(integer(1, 1024), 'an integer from 1 to 1024 (MiB; larger images get no thumbnail)'),
+  THUMBNAIL_MAX_MEGAPIXELS: setting(integer(1, 1000), 'an integer from 1 to 1000 (images of more pixels get no thumbnail)'),
   MAX_JSON_BODY_BYTES: setting(integer(1024, 64 * 1024 * 1024), 'an integer from 1024 to 67108864'),
   API_KEY_CACHE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),
   // The plan of a team created without one; start-up checks that the plan exists once the database is up.

@@ -13,6 +13,7 @@ export interface BackgroundJobOwners {
   expiredRows: BackgroundJob;
   teamDeletion: BackgroundJob;
   mail: BackgroundJob;
+  thumbnailer: BackgroundJob;
 }
 
 /**
@@ -23,7 +24,7 @@ export class BackgroundJobs {
   private readonly jobs: BackgroundJob[];
 
   constructor(owners: BackgroundJobOwners) {
-    this.jobs = [owners.folderSweeper, owners.subscriptionJob, owners.crashSweeper, owners.expiredRows, owners.teamDeletion, owners.mail];
+    this.jobs = [owners.folderSweeper, owners.subscriptionJob, owners.crashSweeper, owners.expiredRows, owners.teamDeletion, owners.mail, owners.thumbnailer];
   }
 
   start(): void {

@@ -46,6 +46,8 @@ export class Metrics {
   readonly uploadDuration: Histogram<'route' | 'outcome'>;
   /** A created upload's time per stage (queue, receive, store, commit). */
   readonly uploadStages: Histogram<'stage'>;
+  /** Thumbnails of image uploads, by outcome (src/previews/thumbnailer.ts). */
+  readonly thumbnails: Counter<'outcome'>;
   /** StorageError failures of uploads (opening, writing or finishing the object), by StorageError code. */
   readonly storageWriterErrors: Counter<'code'>;
   /** API key prefixes looked up in the database (cache misses), by whether a usable key was found. */
@@ -124,6 +126,12 @@ export class Metrics {
       help: 'Where a created upload spent its time, by stage: queue (waiting for an admission place), receive (the body, from admission until the whole file is in), store (the bytes made durable), commit (the database commit)',
       labelNames: ['stage'] as const,
       buckets: UPLOAD_STAGE_BUCKETS,
+      registers,
+    });
+    this.thumbnails = new Counter({
+      name: 'media_thumbnails_total',
+      help: 'Thumbnails of image uploads, by outcome (made; failed: the image cannot be decoded or is too large, never retried; retried: a transient failure)',
+      labelNames: ['outcome'] as const,
       registers,
     });
     this.storageWriterErrors = new Counter({

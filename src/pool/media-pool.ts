@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { MAX_SNIFF_BYTES, type SniffResult } from '../uploads/sniffing/sniff-content.ts';
-import type { MediaTask, MediaTaskResult, MediaTaskResultFor } from './media-task-types.ts';
+import type { MediaTask, MediaTaskResult, MediaTaskResultFor, ThumbnailTask, ThumbnailTaskResult } from './media-task-types.ts';
 
 const WORKER_FILE = fileURLToPath(new URL('../../workers/media-tasks.ts', import.meta.url));
 
@@ -119,6 +119,15 @@ export class MediaPool {
     const copy = copyOf(head.subarray(0, MAX_SNIFF_BYTES));
     const { result } = await this.run({ kind: 'sniff', head: copy }, [copy.buffer]);
     return result;
+  }
+
+  /**
+   * A WebP thumbnail of `image` in a worker (makeThumbnail of src/previews/thumbnail-image.ts).
+   * `image` is transferred when it owns its whole ArrayBuffer (detached afterwards), copied otherwise.
+   */
+  async thumbnail(image: Buffer, options: Omit<ThumbnailTask, 'kind' | 'image'>): Promise<ThumbnailTaskResult> {
+    const buffer = ownArrayBuffer(image, true);
+    return this.run({ kind: 'thumbnail', image: buffer, ...options }, [buffer]);
   }
 
   /** Share of the pool's thread time spent running tasks so far, 0 to 1 (piscina's estimate). */

@@ -31,8 +31,26 @@ export interface SniffTaskResult {
   result: SniffResult;
 }
 
-export type MediaTask = HashBlocksTask | SniffTask;
-export type MediaTaskResult = HashBlocksResult | SniffTaskResult;
+/** Make a WebP thumbnail of an image with sharp (src/previews/thumbnail-image.ts). */
+export interface ThumbnailTask {
+  kind: 'thumbnail';
+  /** The whole stored image, transferred. */
+  image: ArrayBuffer;
+  /** Longest side of the thumbnail in pixels; smaller images are not enlarged. */
+  maxSide: number;
+  /** Images of more pixels than this are refused before they are decoded (decompression bombs). */
+  maxPixels: number;
+  /** WebP quality, 1 to 100. */
+  quality: number;
+}
+
+export type ThumbnailTaskResult =
+  | { kind: 'thumbnail'; outcome: 'made'; data: ArrayBuffer; width: number; height: number }
+  /** sharp refused the image (not decodable, too many pixels): making it again would fail again. */
+  | { kind: 'thumbnail'; outcome: 'undecodable'; reason: string };
+
+export type MediaTask = HashBlocksTask | SniffTask | ThumbnailTask;
+export type MediaTaskResult = HashBlocksResult | SniffTaskResult | ThumbnailTaskResult;
 
 /** The result type that answers a given task type. */
 export type MediaTaskResultFor<Task extends MediaTask> = Extract<MediaTaskResult, { kind: Task['kind'] }>;

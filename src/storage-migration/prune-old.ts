@@ -3,6 +3,7 @@ import type { Config } from '../config/config.ts';
 import { createObjectStore } from '../storage/create-object-store.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { storageSettingsAt } from '../storage/storage-location.ts';
+import { thumbnailKeyOfMediaKey } from '../domain/media/thumbnail-links.ts';
 import { CopyLedger } from './copy-ledger.ts';
 
 export interface PruneSummary {
@@ -40,7 +41,11 @@ export async function pruneOldCopies(options: { orm: MikroORM; config: Config; s
   try {
     const { moved, orphans } = await ledger.switched(location);
     for (const copy of moved) {
-      await (await storeAt(copy.source)).remove(copy.key);
+      const source = await storeAt(copy.source);
+      await source.remove(copy.key);
+      // Its thumbnail there too: the service makes it again in the configured store.
+      const thumbnail = thumbnailKeyOfMediaKey(copy.key);
+      if (thumbnail) await source.remove(thumbnail);
       // A copy made to the old store earlier (a move back and forth) is gone now too: a later run must copy it again.
       await ledger.forget(copy.source, copy.key);
       await ledger.forget(location, copy.key);

@@ -14,6 +14,7 @@ import type { CdnPurger } from './cdn-purge.ts';
 import { MediaFile } from './media-file.entity.ts';
 import { removeDeletedObjects } from '../storage-removals/backup-guard.ts';
 import { mediaPath, publicMediaUrl } from './media-links.ts';
+import { thumbnailPath, thumbnailStorageKey } from './thumbnail-links.ts';
 import type { MediaService } from './media.service.ts';
 
 /**
@@ -95,6 +96,7 @@ interface DeletedRow {
   storage_key: string;
   size: string | number;
   file_name: string;
+  thumbnail_status: string | null;
 }
 
 interface LockedRow {
@@ -147,6 +149,11 @@ export class MediaEditService {
     return publicMediaUrl(this.linkBaseUrl, mediaPath(teamId, mediaId, fileName));
   }
 
+  /** The public links a CDN may hold of a file that stops being public: its own and its thumbnail's. */
+  private publishedLinks(teamId: string, mediaId: string, fileName: string): string[] {
+    return [this.link(teamId, mediaId, fileName), publicMediaUrl(this.linkBaseUrl, thumbnailPath(teamId, mediaId))];
+  }
+
   /** Spec 4.6. Answers the updated record (MediaService.view). */
   async update(teamId: string, mediaId: string, input: unknown) {
     parseBody(input);
@@ -162,7 +169,8 @@ export class MediaEditService {
     const { view, stale } = await this.orm.em.fork().transactional(async (em) => {
       const file = await em.findOne(MediaFile, { id: mediaId, team: teamId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!file) throw notFound('media file', mediaId);
-      const oldLink = this.link(teamId, file.id, file.fileName);
+      const oldFileName = file.fileName;
+      const oldLink = this.link(teamId, file.id, oldFileName);
       const wasPublic = file.isPublic;
       if (data.folderId !== undefined) {
         const folder = data.folderId === null ? null : await findFolder(em, teamId, data.folderId);
@@ -173,7 +181,7 @@ export class MediaEditService {
       if (tags !== undefined) file.tags = tags;
       await em.flush();
       const newLink = this.link(teamId, file.id, file.fileName);
-      const stale = wasPublic && (!file.isPublic || newLink !== oldLink) ? [oldLink] : [];
+      const stale = wasPublic && !file.isPublic ? this.publishedLinks(teamId, file.id, oldFileName) : wasPublic && newLink !== oldLink ? [oldLink] : [];
       return { view: this.media.view(file), stale };
     });
     await this.purger.purge(stale);
@@ -206,7 +214,7 @@ export class MediaEditService {
       const deleted =
         wanted.length === 0
           ? []
-          : await em.execute<DeletedRow[]>('delete from media_file where team_id = ? and id in (?) returning id, storage_key, size, file_name', [teamId, wanted]);
+          : await em.execute<DeletedRow[]>('delete from media_file where team_id = ? and id in (?) returning id, storage_key, size, file_name, thumbnail_status', [teamId, wanted]);
       const freed = deleted.reduce((sum, row) => sum + Number(row.size), 0);
       // The same conditional update as StorageQuota.free, answering the new total.
       const rows = await em.execute<{ used_storage: string | number }[]>(
@@ -220,6 +228,8 @@ export class MediaEditService {
   private async afterDelete(teamId: string, deleted: DeletedRow[]): Promise<void> {
     if (deleted.length === 0) return;
     const byKey = new Map(deleted.map((row) => [row.storage_key, row]));
+    // A thumbnail being made now is removed by its thumbnailer, which finds the row gone (thumbnailer.ts).
+    for (const row of deleted) if (row.thumbnail_status !== null) byKey.set(thumbnailStorageKey(teamId, row.id), row);
     // While a backup runs, the objects are queued for the drain instead (backup-guard.ts).
     await removeDeletedObjects(this.orm, [...byKey.keys()], 'MEDIA_DELETE', async (key) => {
       try {
@@ -229,7 +239,7 @@ export class MediaEditService {
         this.logger.error({ err: error, teamId, mediaId: byKey.get(key)!.id, storageKey: key }, 'media object removal failed');
       }
     });
-    await this.purger.purge(deleted.map((row) => this.link(teamId, row.id, row.file_name)));
+    await this.purger.purge(deleted.flatMap((row) => this.publishedLinks(teamId, row.id, row.file_name)));
   }
 
   /**
@@ -271,7 +281,7 @@ export class MediaEditService {
           return found.length;
         case 'setPublic':
           await em.execute('update media_file set is_public = ?, updated_at = now() where team_id = ? and id in (?)', [data.public, teamId, found]);
-          if (!data.public) for (const row of locked) if (row.is_public) stale.push(this.link(teamId, row.id, row.file_name));
+          if (!data.public) for (const row of locked) if (row.is_public) stale.push(...this.publishedLinks(teamId, row.id, row.file_name));
           return found.length;
         case 'addTags':
           return this.addTags(em, teamId, found, tags, failed);

@@ -24,6 +24,10 @@ export const MediaFileSchema = defineEntity({
     isPublic: p.boolean(),
     tags: p.array().default([]),
     uploadedByKey: () => p.manyToOne(ApiKey).nullable().deleteRule('set null'),
+    /** null: not an image; pending, ready or failed (Migration20261128020000Thumbnails). Set by a trigger and the thumbnailer only. */
+    thumbnailStatus: p.string().length(16).nullable(),
+    /** Bytes of the stored thumbnail, when ready. */
+    thumbnailSize: p.integer().nullable(),
   },
 });
 

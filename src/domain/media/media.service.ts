@@ -6,6 +6,8 @@ import { isUuid } from '../validation.ts';
 import { Team } from '../teams/team.entity.ts';
 import { MediaFile } from './media-file.entity.ts';
 import { mediaPath, publicMediaUrl } from './media-links.ts';
+import type { SignedLinks } from './signed-links.ts';
+import { thumbnailPath } from './thumbnail-links.ts';
 
 export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'all'] as const;
 export type MediaType = (typeof MEDIA_TYPES)[number];
@@ -99,6 +101,10 @@ export interface MediaServiceOptions {
   orm: MikroORM;
   /** Base of public links: CDN_URL, or this service's own address. */
   linkBaseUrl: string;
+  /** This service's own address: the base of signed links (a CDN does not check signatures). */
+  publicUrl: string;
+  /** Signs the thumbnail links of private files; null (the CLI): private files show none. */
+  links: SignedLinks | null;
 }
 
 /** The values of a media row that its API record shows. */
@@ -112,6 +118,8 @@ export interface MediaRecord {
   size: number;
   contentType: string;
   hash: string | null;
+  /** Migration20261128020000Thumbnails; absent: none yet (a row just committed). */
+  thumbnailStatus?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -119,16 +127,20 @@ export interface MediaRecord {
 export class MediaService {
   private readonly orm: MikroORM;
   private readonly linkBaseUrl: string;
+  private readonly publicUrl: string;
+  private readonly links: SignedLinks | null;
 
   constructor(options: MediaServiceOptions) {
     this.orm = options.orm;
     this.linkBaseUrl = options.linkBaseUrl;
+    this.publicUrl = options.publicUrl;
+    this.links = options.links;
   }
 
   view(file: MediaFile) {
     return this.recordView({
       id: file.id, teamId: file.team.id, folderId: file.folder?.id ?? null, fileName: file.fileName, isPublic: file.isPublic,
-      tags: file.tags, size: file.size, contentType: file.contentType, hash: file.hash ?? null,
+      tags: file.tags, size: file.size, contentType: file.contentType, hash: file.hash ?? null, thumbnailStatus: file.thumbnailStatus ?? null,
       createdAt: file.createdAt, updatedAt: file.updatedAt,
     });
   }
@@ -147,9 +159,17 @@ export class MediaService {
       size: file.size,
       contentType: file.contentType,
       hash: file.hash,
+      thumbnailUrl: file.thumbnailStatus === 'ready' ? this.thumbnailUrl(file) : null,
       createdAt: file.createdAt.toISOString(),
       updatedAt: file.updatedAt.toISOString(),
     };
+  }
+
+  /** Public file: a link as cacheable as the file's; private: signed, like its preview link. */
+  private thumbnailUrl(file: MediaRecord): string | null {
+    const path = thumbnailPath(file.teamId, file.id);
+    if (file.isPublic) return publicMediaUrl(this.linkBaseUrl, path);
+    return this.links ? `${publicMediaUrl(this.publicUrl, path)}${this.links.sign(path)}` : null;
   }
 
   /**

@@ -64,8 +64,12 @@ export async function placeStoredObjects(options: PlacementOptions): Promise<Pla
     return await orm.em.fork().transactional(async (em) => {
       let moved = 0;
       for (const { table } of STORED_OBJECT_TABLES) {
+        // Thumbnails are not copied: a moved image's thumbnail is made again in the new store.
+        const thumbnails = table === 'media_file'
+          ? `, thumbnail_status = case when t.thumbnail_status = 'ready' then 'pending' else t.thumbnail_status end, thumbnail_attempts = 0`
+          : '';
         const updated = await em.execute(
-          `update ${table} t set storage_location = ?
+          `update ${table} t set storage_location = ?${thumbnails}
              from storage_copy c
             where c.target = ? and c.verified and c.storage_key = t.storage_key and t.storage_location is distinct from ?`,
           [location, location, location],

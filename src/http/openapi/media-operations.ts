@@ -309,4 +309,36 @@ export const fileOperations: Record<string, OperationDoc> = {
     },
     errors: { 403: 'The signed link is invalid or expired.', 404: 'No such file, or a private file without a signature.' },
   },
+  'GET /media/team/:teamId/thumbnails/:file': {
+    operationId: 'getThumbnail',
+    summary: 'A media file\'s thumbnail',
+    description:
+      'A WebP of at most THUMBNAIL_SIZE pixels (320 by default) on its long side, made after the upload of a PNG, JPEG, WebP, GIF or AVIF image. ' +
+      'The link is the media record\'s `thumbnailUrl`, under the file\'s own rules: public to anyone (and through CDN_URL), private only signed. ' +
+      '`:file` is `<mediaId>.webp`.',
+    tag: 'files',
+    access: 'public',
+    query: z.object({
+      expires: z.string().optional().meta({ description: 'Signed links: Unix time the link expires.' }),
+      signature: z.string().optional().meta({ description: 'Signed links: the signature.' }),
+    }),
+    headers: z.object({ 'If-None-Match': z.string().optional() }),
+    responses: {
+      200: { description: 'The thumbnail.', content: { 'image/webp': binary() } },
+      304: { description: 'Not modified (If-None-Match matched the ETag).' },
+    },
+    errors: {
+      403: 'The signed link is invalid or expired.',
+      404: 'No such file, no thumbnail (yet, or none can be made), or a private file without a signature.',
+    },
+  },
+  'HEAD /media/team/:teamId/thumbnails/:file': {
+    operationId: 'headThumbnail',
+    summary: 'The thumbnail\'s headers only',
+    tag: 'files',
+    access: 'public',
+    query: z.object({ expires: z.string().optional(), signature: z.string().optional() }),
+    responses: { 200: { description: 'Headers of the thumbnail.' }, 304: { description: 'Not modified.' } },
+    errors: { 403: 'The signed link is invalid or expired.', 404: 'No such thumbnail, or a private file without a signature.' },
+  },
 };

@@ -33,6 +33,8 @@ export interface UploadCommitDeps {
   groupCommit: GroupCommit;
   /** The location of the store uploads are written to (ObjectStore.location), recorded on each row. */
   storageLocation: string;
+  /** After an upload's row committed (the thumbnailer is woken for an image). */
+  onCommitted?: (upload: CompletedUpload) => void;
 }
 
 /**
@@ -99,6 +101,7 @@ export class UploadCommitter {
   private answer<View>(upload: CompletedUpload, folder: FolderRef | null, view: View, outcome: CommitOutcome) {
     switch (outcome.outcome) {
       case 'committed':
+        this.deps.onCommitted?.(upload);
         return { ...view, usedTeamStorage: outcome.usedStorage };
       case 'over_quota':
         throw teamStorageFull({ bytes: upload.size });

@@ -5,6 +5,7 @@ import { MediaFile } from '../../../domain/media/media-file.entity.ts';
 import { mediaFilePart, mediaPath, publicMediaUrl } from '../../../domain/media/media-links.ts';
 import type { ServedTrafficCounter } from '../../../domain/media/served-traffic.ts';
 import type { SignedLinks } from '../../../domain/media/signed-links.ts';
+import { THUMBNAIL_CONTENT_TYPE, thumbnailPath, thumbnailStorageKey } from '../../../domain/media/thumbnail-links.ts';
 import { isUuid } from '../../../domain/validation.ts';
 import { forbidden, notFound } from '../../../errors/errors.ts';
 import { isStorageError, type ObjectStore } from '../../../storage/object-store.ts';
@@ -20,6 +21,8 @@ export interface FileServingRouteDeps extends TeamRouteDeps {
 
 /** Public files never change under their key (renames do not move bytes), so caches may keep them for a year. */
 const PUBLIC_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+/** `<uuid>.webp`: a thumbnail's file part (thumbnail-links.ts). */
+const THUMBNAIL_PART_PATTERN = /^([0-9a-fA-F-]{36})\.webp$/;
 /** `<uuid>` or `<uuid>.<ext>`: the only file parts links are ever built with (media-links.ts). */
 const FILE_PART_PATTERN = /^([0-9a-fA-F-]{36})(?:\.[a-z0-9]{1,10})?$/;
 
@@ -130,20 +133,21 @@ export function fileServingRoutes(
     return json(200, { url }, { 'Cache-Control': 'no-store' });
   });
 
+  /** Seconds left of a valid signature for `path`; null: none given; 403 for a wrong or expired one. */
+  const signedSecondsLeftOf = (request: HttpRequest, path: string): number | null => {
+    const expires = request.query.get('expires');
+    const signature = request.query.get('signature');
+    if (expires === null && signature === null) return null;
+    const check = links.verify(path, expires, signature);
+    if (!check.valid) throw forbidden(check.reason === 'expired' ? 'The signed link has expired' : 'The signed link is not valid');
+    return check.secondsLeft;
+  };
+
   const serveFile = async (request: HttpRequest): Promise<HttpResult> => {
     const teamId = request.params['teamId']!;
     const filePart = request.params['file']!;
     const path = `media/team/${teamId}/${filePart}`;
-    const expires = request.query.get('expires');
-    const signature = request.query.get('signature');
-    let signedSecondsLeft: number | null = null;
-    if (expires !== null || signature !== null) {
-      const check = links.verify(path, expires, signature);
-      if (!check.valid) {
-        throw forbidden(check.reason === 'expired' ? 'The signed link has expired' : 'The signed link is not valid');
-      }
-      signedSecondsLeft = check.secondsLeft;
-    }
+    const signedSecondsLeft = signedSecondsLeftOf(request, path);
     const idMatch = FILE_PART_PATTERN.exec(filePart);
     const file = idMatch ? await findFile(teamId, idMatch[1]!) : null;
     // The file part must be exactly the one links are built with (same id, same extension).
@@ -198,9 +202,42 @@ export function fileServingRoutes(
     return { status, headers, stream: { body: streamed, length } };
   };
 
+  /** A media file's thumbnail (src/previews): the file's access rules, its own small WebP bytes. */
+  const serveThumbnail = async (request: HttpRequest): Promise<HttpResult> => {
+    const teamId = request.params['teamId']!;
+    const filePart = request.params['file']!;
+    const path = `media/team/${teamId}/thumbnails/${filePart}`;
+    const signedSecondsLeft = signedSecondsLeftOf(request, path);
+    const idMatch = THUMBNAIL_PART_PATTERN.exec(filePart);
+    const file = idMatch ? await findFile(teamId, idMatch[1]!) : null;
+    if (!file || file.thumbnailStatus !== 'ready' || thumbnailPath(file.team.id, file.id) !== path) throw notFound('thumbnail');
+    if (!file.isPublic && signedSecondsLeft === null) throw notFound('thumbnail');
+    const etag = `"${file.hash ?? file.id}-thumbnail"`;
+    const headers: Record<string, string> = {
+      ETag: etag,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': signedSecondsLeft === null ? PUBLIC_CACHE_CONTROL : `private, max-age=${signedSecondsLeft}`,
+    };
+    const length = file.thumbnailSize ?? 0;
+    traffic?.countRequest(file.team.id);
+    if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, headers, stream: { body: EMPTY_BODY, length } };
+    headers['Content-Type'] = THUMBNAIL_CONTENT_TYPE;
+    if (request.method === 'HEAD') return { status: 200, headers, stream: { body: EMPTY_BODY, length } };
+    let body;
+    try {
+      body = await services.store.read(thumbnailStorageKey(file.team.id, file.id));
+    } catch (error) {
+      if (isStorageError(error) && error.code === 'not-found') throw notFound('thumbnail');
+      throw error;
+    }
+    const streamed = body as AsyncIterable<Buffer> & { destroy?(): void };
+    return { status: 200, headers, stream: { body: traffic ? traffic.countBody(file.team.id, streamed, request.signal) : streamed, length } };
+  };
+
   return [
     linkRoute,
     // HEAD reaches the same handler (the router answers HEAD with a GET route).
     publicRoute('GET', '/media/team/:teamId/:file', ({ request }) => serveFile(request)),
+    publicRoute('GET', '/media/team/:teamId/thumbnails/:file', ({ request }) => serveThumbnail(request)),
   ];
 }

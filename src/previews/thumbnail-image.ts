@@ -1,0 +1,39 @@
+import type { ThumbnailTask, ThumbnailTaskResult } from '../pool/media-task-types.ts';
+
+type Sharp = (typeof import('sharp'))['default'];
+
+let loaded: Promise<Sharp> | null = null;
+
+/** sharp, loaded on the first thumbnail (a worker that only hashes never pays for libvips). */
+function loadSharp(): Promise<Sharp> {
+  loaded ??= import('sharp').then(({ default: sharp }) => {
+    // One libvips thread per pool thread: the pool is the service's bound on CPU work, and libvips'
+    // own pool (a thread per core by default) would multiply it. No operation cache: every image is new.
+    sharp.concurrency(1);
+    sharp.cache(false);
+    return sharp;
+  });
+  return loaded;
+}
+
+/**
+ * In a worker thread: the thumbnail of an image as WebP, at most `maxSide` pixels on its long
+ * side, turned upright by its EXIF orientation, without metadata. Every error of sharp (unknown or
+ * damaged format, more pixels than `maxPixels`) answers `undecodable`: the same bytes fail the
+ * same way every time.
+ */
+export async function makeThumbnail(task: ThumbnailTask): Promise<ThumbnailTaskResult> {
+  const sharp = await loadSharp();
+  try {
+    const { data, info } = await sharp(new Uint8Array(task.image), { limitInputPixels: task.maxPixels, failOn: 'error', animated: false })
+      .autoOrient()
+      .resize({ width: task.maxSide, height: task.maxSide, fit: 'inside', withoutEnlargement: true })
+      .webp({ quality: task.quality, effort: 2 })
+      .toBuffer({ resolveWithObject: true });
+    const own = new Uint8Array(data.byteLength);
+    own.set(data);
+    return { kind: 'thumbnail', outcome: 'made', data: own.buffer, width: info.width, height: info.height };
+  } catch (error) {
+    return { kind: 'thumbnail', outcome: 'undecodable', reason: (error as Error).message.slice(0, 200) };
+  }
+}

@@ -1,0 +1,93 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+
+/** How long a claim holds: a thumbnail not finished by then (its instance died) is claimed again. */
+const CLAIM_SECONDS = 120;
+/** Claims of one image before it is marked failed: a file that kills its instance every time is not retried forever. */
+export const MAX_THUMBNAIL_ATTEMPTS = 5;
+/** A transient failure (storage away) waits this long times the attempts before its next claim. */
+const RETRY_STEP_SECONDS = 30;
+
+/** One claimed thumbnail to make. */
+export interface ThumbnailJob {
+  mediaId: string;
+  teamId: string;
+  storageKey: string;
+  size: number;
+  /** This claim's token: the claim is still ours while the row holds it. */
+  claim: string;
+}
+
+export type CompleteOutcome = 'done' | 'gone' | 'taken';
+
+/**
+ * The thumbnail state on media rows (Migration20261128020000Thumbnails) as a job queue shared by
+ * every instance: a claim is one `update … for update skip locked`, so two instances never claim
+ * the same row, and a claim that expires (its instance died mid-thumbnail) is claimed again.
+ */
+export class ThumbnailQueue {
+  private readonly orm: MikroORM;
+
+  constructor(orm: MikroORM) {
+    this.orm = orm;
+  }
+
+  /** Claims up to `limit` pending thumbnails, oldest uploads first. */
+  async claim(limit: number): Promise<ThumbnailJob[]> {
+    const em = this.orm.em.fork();
+    // Attempts used up by claims that expired: its instance died on it that many times.
+    await em.execute(
+      `update media_file set thumbnail_status = 'failed', thumbnail_claimed_until = null,
+              thumbnail_error = left('gave up after ${MAX_THUMBNAIL_ATTEMPTS} attempts' || coalesce(': ' || thumbnail_error, ''), 255)
+        where thumbnail_status = 'pending' and thumbnail_attempts >= ${MAX_THUMBNAIL_ATTEMPTS} and thumbnail_claimed_until < now()`,
+    );
+    const rows = await em.execute<{ id: string; team_id: string; storage_key: string; size: string | number; thumbnail_claim: string }[]>(
+      `update media_file f
+          set thumbnail_claimed_until = now() + interval '${CLAIM_SECONDS} seconds', thumbnail_claim = gen_random_uuid(),
+              thumbnail_attempts = f.thumbnail_attempts + 1
+        where f.id in (
+          select id from media_file
+           where thumbnail_status = 'pending' and (thumbnail_claimed_until is null or thumbnail_claimed_until < now())
+             and thumbnail_attempts < ${MAX_THUMBNAIL_ATTEMPTS}
+           order by created_at limit ? for update skip locked)
+        returning f.id, f.team_id, f.storage_key, f.size, f.thumbnail_claim`,
+      [limit],
+    );
+    return rows.map((row) => ({
+      mediaId: row.id, teamId: row.team_id, storageKey: row.storage_key, size: Number(row.size), claim: row.thumbnail_claim,
+    }));
+  }
+
+  /**
+   * The thumbnail is stored: `done`; `gone`: the file was deleted meanwhile (its thumbnail is the
+   * caller's to remove); `taken`: the claim expired and another claim holds it now.
+   */
+  async complete(job: ThumbnailJob, size: number): Promise<CompleteOutcome> {
+    const em = this.orm.em.fork();
+    const rows = await em.execute<{ id: string }[]>(
+      `update media_file set thumbnail_status = 'ready', thumbnail_size = ?, thumbnail_claimed_until = null, thumbnail_error = null
+        where id = ? and thumbnail_status = 'pending' and thumbnail_claim = ? returning id`,
+      [size, job.mediaId, job.claim],
+    );
+    if (rows.length > 0) return 'done';
+    const exists = await em.execute<{ id: string }[]>('select id from media_file where id = ?', [job.mediaId]);
+    return exists.length > 0 ? 'taken' : 'gone';
+  }
+
+  /** sharp cannot make it: never claimed again. */
+  async fail(job: ThumbnailJob, reason: string): Promise<void> {
+    await this.orm.em.fork().execute(
+      `update media_file set thumbnail_status = 'failed', thumbnail_claimed_until = null, thumbnail_error = left(?, 255)
+        where id = ? and thumbnail_claim = ?`,
+      [reason, job.mediaId, job.claim],
+    );
+  }
+
+  /** A transient failure: claimed again after a wait growing with the attempts. */
+  async retryLater(job: ThumbnailJob, reason: string): Promise<void> {
+    await this.orm.em.fork().execute(
+      `update media_file set thumbnail_claimed_until = now() + thumbnail_attempts * interval '${RETRY_STEP_SECONDS} seconds', thumbnail_error = left(?, 255)
+        where id = ? and thumbnail_claim = ?`,
+      [reason, job.mediaId, job.claim],
+    );
+  }
+}

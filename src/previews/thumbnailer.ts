@@ -1,0 +1,151 @@
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { MediaPool } from '../pool/media-pool.ts';
+import { isStorageError, type ObjectStore } from '../storage/object-store.ts';
+import { writeBuffer } from '../storage/write-buffer.ts';
+import { THUMBNAIL_CONTENT_TYPE, thumbnailStorageKey } from '../domain/media/thumbnail-links.ts';
+import type { ThumbnailJob, ThumbnailQueue } from './thumbnail-queue.ts';
+
+/** An idle thumbnailer looks for work this often anyway: images committed by other instances, expired claims. */
+const POLL_MS = 15_000;
+/** While uploads wait for a slot, thumbnails wait this long before looking again. */
+const BUSY_PAUSE_MS = 250;
+const WEBP_QUALITY = 75;
+
+export type ThumbnailOutcome = 'made' | 'failed' | 'retried';
+
+export interface ThumbnailerOptions {
+  queue: ThumbnailQueue;
+  store: ObjectStore;
+  pool: Pick<MediaPool, 'thumbnail'>;
+  settings: Config['thumbnails'];
+  logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** True while uploads wait for an admission slot: thumbnails give way to them. */
+  uploadsWaiting: () => boolean;
+  /** Counts each thumbnail's outcome (metrics). */
+  onOutcome?: (outcome: ThumbnailOutcome) => void;
+}
+
+/**
+ * Makes the thumbnails of image uploads after their commit, off every upload's answer path: claims
+ * a few from the queue (`concurrency`, so the pool never holds more of them than that), reads each
+ * image, makes the thumbnail in the worker pool and stores it in the same store as the file.
+ * Committing instances wake their own thumbnailer; the others poll. Never throws: failures are
+ * logged, and the queue decides what is tried again.
+ */
+export class Thumbnailer {
+  private readonly options: ThumbnailerOptions;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private wakeUp: (() => void) | null = null;
+  private woken = false;
+
+  constructor(options: ThumbnailerOptions) {
+    this.options = options;
+  }
+
+  start(): void {
+    if (this.running || this.options.settings.concurrency === 0) return;
+    this.running = this.loop();
+  }
+
+  /** New images were committed: look now instead of at the next poll. */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  /** Claims nothing more; resolves once the thumbnails in hand are done (their claims then expire harmlessly if not). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wakeUp?.();
+    await this.running;
+  }
+
+  /** One round: claims and makes up to `concurrency` thumbnails; answers how many were claimed. */
+  async runOnce(): Promise<number> {
+    const jobs = await this.options.queue.claim(Math.max(1, this.options.settings.concurrency));
+    await Promise.all(jobs.map((job) => this.make(job)));
+    return jobs.length;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      if (this.options.uploadsWaiting()) {
+        await this.pause(BUSY_PAUSE_MS);
+        continue;
+      }
+      let claimed = 0;
+      try {
+        this.woken = false;
+        claimed = await this.runOnce();
+      } catch (error) {
+        this.options.logger.error({ err: error }, 'claiming thumbnails failed');
+      }
+      if (claimed === 0 && !this.woken) await this.pause(POLL_MS);
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = null;
+        done();
+      };
+    });
+  }
+
+  private async make(job: ThumbnailJob): Promise<void> {
+    const { queue, settings, logger } = this.options;
+    const log = { mediaId: job.mediaId, teamId: job.teamId };
+    try {
+      if (job.size > settings.maxSourceBytes) {
+        await this.finish(job, 'failed', () => queue.fail(job, `the image is larger than ${settings.maxSourceBytes} bytes`));
+        return;
+      }
+      let image: Buffer;
+      try {
+        image = await this.read(job);
+      } catch (error) {
+        // Deleted meanwhile (the fail then changes nothing), or lost from its store.
+        if (isStorageError(error) && error.code === 'not-found') return this.finish(job, 'failed', () => queue.fail(job, 'the file is not in storage'));
+        throw error;
+      }
+      const result = await this.options.pool.thumbnail(image, { maxSide: settings.size, maxPixels: settings.maxPixels, quality: WEBP_QUALITY });
+      if (result.outcome === 'undecodable') {
+        logger.info({ ...log, reason: result.reason }, 'no thumbnail: the image cannot be decoded');
+        return this.finish(job, 'failed', () => queue.fail(job, result.reason));
+      }
+      const key = thumbnailStorageKey(job.teamId, job.mediaId);
+      const data = Buffer.from(result.data);
+      await writeBuffer(this.options.store, key, data, THUMBNAIL_CONTENT_TYPE);
+      const completed = await queue.complete(job, data.length);
+      // Deleted while the thumbnail was made: its deletion found nothing to remove, so this does.
+      if (completed === 'gone') await this.options.store.remove(key);
+      this.options.onOutcome?.('made');
+    } catch (error) {
+      logger.warn({ ...log, err: error }, 'making a thumbnail failed; it is tried again later');
+      await this.finish(job, 'retried', () => queue.retryLater(job, (error as Error).message)).catch((retryError: unknown) => {
+        logger.error({ ...log, err: retryError }, 'could not record a failed thumbnail; its claim expires and it is tried again');
+      });
+    }
+  }
+
+  private async finish(job: ThumbnailJob, outcome: ThumbnailOutcome, record: () => Promise<void>): Promise<void> {
+    await record();
+    this.options.onOutcome?.(outcome);
+  }
+
+  private async read(job: ThumbnailJob): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.options.store.read(job.storageKey)) chunks.push(chunk);
+    return Buffer.concat(chunks);
+  }
+}
