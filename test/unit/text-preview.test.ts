@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import t from 'tap';
 import { LastLines, FirstLines, LineSplitter, type Line } from '../../src/domain/media/text-lines.ts';
@@ -32,6 +33,11 @@ function memoryReader(content: Buffer): { read: RangeReader; ranges: [number, nu
       return content.subarray(start, end + 1);
     },
   };
+}
+
+/** Lines of hex that compress to about half. */
+function numberedNoise(count: number): string[] {
+  return Array.from({ length: count }, (_, index) => `${index} ${createHash('sha256').update(String(index)).digest('hex')}`);
 }
 
 function preview(content: Buffer, options: Partial<TextPreviewOptions> = {}) {
@@ -149,6 +155,11 @@ t.test('gzip: decompressed from the start, bounded both ways; a damaged stream a
   const last = await preview(content, { encoding: 'gzip', lines: 4 });
   t.same([last.lines, last.truncated], [lines.slice(-4), false]);
   t.equal(last.decompressedBytes, Buffer.byteLength(`${lines.join('\r\n')}\r\n`));
+
+  // Text that compresses little: the first range holds far more than three lines, and nothing further is read.
+  const noisy = gzipSync(Buffer.from(numberedNoise(30_000).join('\n')));
+  const noisyFirst = await preview(noisy, { encoding: 'gzip', from: 'start', lines: 3 });
+  t.same([noisyFirst.lines, noisyFirst.ranges], [numberedNoise(3), [[0, 16 * 1024 - 1]]], 'one range read, none ahead');
 
   // 64 gzip members of 16 MiB each (1 GiB decompressed, 1 MiB stored).
   const member = gzipSync(Buffer.from('boom\n'.repeat((16 * 1024 * 1024) / 5)));

@@ -37,6 +37,8 @@ export interface LineSplitterOptions {
   atFileStart?: boolean;
   /** Only the last `keepLast` lines matter: lines that many later lines follow within one piece are skipped, not emitted. */
   keepLast?: number;
+  /** Once true, the rest of a piece is not split (the consumer has all the lines it wants). */
+  satisfied?: () => boolean;
 }
 
 const BOM = [0xef, 0xbb, 0xbf];
@@ -68,6 +70,7 @@ export class LineSplitter {
   /** Bytes of a line kept at most: enough for maxLineChars + 1 characters (3 bytes make at least 1), and a '\r'. */
   readonly #maxLineBytes: number;
   readonly #keepLast: number | undefined;
+  readonly #satisfied: (() => boolean) | undefined;
   #pending: Uint8Array[] = [];
   #pendingBytes = 0;
   /** Bytes of the pending line dropped beyond #maxLineBytes. */
@@ -79,6 +82,7 @@ export class LineSplitter {
     this.#onLine = onLine;
     this.#maxLineBytes = 3 * (options.maxLineChars + 1) + 1;
     this.#keepLast = options.keepLast;
+    this.#satisfied = options.satisfied;
     this.#nextIsCut = options.startsInsideLine ?? false;
     this.#atFileStart = options.atFileStart ?? false;
   }
@@ -88,6 +92,7 @@ export class LineSplitter {
     for (let newline = bytes.indexOf(0x0a, from); newline >= 0; newline = bytes.indexOf(0x0a, from)) {
       this.#append(bytes, from, newline);
       this.#emit(true, false);
+      if (this.#satisfied?.()) return;
       from = newline + 1;
     }
     this.#append(bytes, from, bytes.length);

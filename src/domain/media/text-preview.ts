@@ -1,6 +1,5 @@
-import { Readable } from 'node:stream';
-import { constants as zlibConstants, createGunzip } from 'node:zlib';
 import type { ObjectStore } from '../../storage/object-store.ts';
+import { gunzipPieces, isZlibError } from './gunzip-pieces.ts';
 import { continuationBytesAtStart, FirstLines, LastLines, LineSplitter, withinCharacters, type Line } from './text-lines.ts';
 
 /**
@@ -30,8 +29,6 @@ export const MAX_PREVIEW_CHARS = 256 * 1024;
 /** The first range; each next one is twice as long, up to the last. Most previews need one range. */
 const FIRST_RANGE_BYTES = 16 * 1024;
 const LAST_RANGE_BYTES = 1024 * 1024;
-/** Decompressed bytes per piece (zlib's default is 16 KiB): fewer, larger pieces cost less per byte. */
-const GUNZIP_CHUNK_BYTES = 128 * 1024;
 
 export type PreviewFrom = 'start' | 'end';
 export const PREVIEW_FROM: readonly PreviewFrom[] = ['end', 'start'];
@@ -97,6 +94,7 @@ interface Collected {
   decompressedBytes: number | null;
 }
 
+/** The preview of one stored file: its lines, then bounded to MAX_PREVIEW_CHARS characters in all. */
 export async function readTextPreview(read: RangeReader, options: TextPreviewOptions): Promise<TextPreview> {
   const { size, lines: count, from, signal } = options;
   let collected: Collected;
@@ -125,7 +123,7 @@ function* rangeLengths(total: number): Generator<number> {
 
 async function firstTextLines(read: RangeReader, size: number, count: number, signal?: AbortSignal): Promise<Collected> {
   const first = new FirstLines(count, MAX_LINE_CHARS);
-  const splitter = new LineSplitter(first.add, { maxLineChars: MAX_LINE_CHARS, atFileStart: true });
+  const splitter = new LineSplitter(first.add, { maxLineChars: MAX_LINE_CHARS, atFileStart: true, satisfied: () => first.full });
   let offset = 0;
   for (const length of rangeLengths(Math.min(size, PREVIEW_READ_BOUND))) {
     if (first.full) break;
@@ -169,22 +167,17 @@ async function lastTextLines(read: RangeReader, size: number, count: number, sig
   return { lines: last.lines, truncated: startsInsideLine && newlines < count, bytesRead: size - position, decompressedBytes: null };
 }
 
-/** zlib's own errors (damaged data), as opposed to the storage's. */
-function isZlibError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('Z_');
-}
-
 async function gzipLines(read: RangeReader, size: number, count: number, from: PreviewFrom, signal?: AbortSignal): Promise<Collected> {
   const bound = from === 'start' ? PREVIEW_READ_BOUND : GZIP_TAIL_BOUND;
   const first = from === 'start' ? new FirstLines(count, MAX_LINE_CHARS) : null;
   const last = from === 'end' ? new LastLines(count, MAX_LINE_CHARS) : null;
-  const splitter = new LineSplitter((first ?? last)!.add, { maxLineChars: MAX_LINE_CHARS, atFileStart: true, ...(last && { keepLast: count }) });
-  const readable = Math.min(size, bound);
+  const splitter = new LineSplitter((first ?? last)!.add, {
+    maxLineChars: MAX_LINE_CHARS, atFileStart: true, ...(first && { satisfied: () => first.full }), ...(last && { keepLast: count }),
+  });
   let bytesRead = 0;
   let decompressed = 0;
   async function* compressed(): AsyncGenerator<Buffer> {
-    for (const length of rangeLengths(readable)) {
+    for (const length of rangeLengths(Math.min(size, bound))) {
       signal?.throwIfAborted();
       const bytes = await read(bytesRead, bytesRead + length - 1);
       bytesRead += bytes.length;
@@ -192,26 +185,17 @@ async function gzipLines(read: RangeReader, size: number, count: number, from: P
     }
   }
 
-  // Sync flush: a gzip file cut short (still being written when uploaded) yields what it holds instead of an error.
-  const gunzip = createGunzip({ finishFlush: zlibConstants.Z_SYNC_FLUSH, chunkSize: GUNZIP_CHUNK_BYTES });
-  // One range read ahead at most, so the reads stay near what decompression needs.
-  const source = Readable.from(compressed(), { highWaterMark: 1 });
-  source.on('error', (error) => gunzip.destroy(error));
-  source.pipe(gunzip);
   let damaged = false;
   try {
-    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
-      const piece = chunk.subarray(0, bound - decompressed);
-      decompressed += piece.length;
-      splitter.push(piece);
+    for await (const piece of gunzipPieces(compressed())) {
+      const used = piece.subarray(0, bound - decompressed);
+      decompressed += used.length;
+      splitter.push(used);
       if (first?.full || decompressed >= bound) break;
     }
   } catch (error) {
     if (!isZlibError(error)) throw error;
     damaged = true;
-  } finally {
-    source.destroy();
-    gunzip.destroy();
   }
   if (first?.full) return { lines: first.lines, truncated: false, bytesRead, decompressedBytes: decompressed };
   // Stopped by a bound (decompressed or compressed) or by damage: more text may follow, unread.

@@ -171,7 +171,7 @@ export const mediaOperations: Record<string, OperationDoc> = {
     responses: { 200: { description: 'The link.', schema: mediaLinkSchema } },
     errors: { 404: 'No such file in the team.' },
   },
-  [`GET ${mediaBase}/:mediaId/preview`]: {
+  [`GET ${mediaBase}/preview/:mediaId`]: {
     operationId: 'previewTextMedia',
     summary: 'The first or last lines of a text file',
     description: `${teamRoute('team.media.view')} For text files (stored as text/*, application/json or application/x-ndjson) and gzipped `

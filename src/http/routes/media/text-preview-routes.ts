@@ -30,14 +30,14 @@ function fromParam(query: URLSearchParams): PreviewFrom {
 }
 
 /**
- * GET /v1/cdn/media/:teamId/:mediaId/preview?lines=&from=: the first or last lines of a text file
+ * GET /v1/cdn/media/:teamId/preview/:mediaId?lines=&from=: the first or last lines of a text file
  * (or a gzipped one), read in bounded ranges (src/domain/media/text-preview.ts; docs/api.md).
  */
 export function textPreviewRoutes(deps: TextPreviewRouteDeps): Route[] {
   // Reads no body.
   const route = teamRouteBuilder(deps, 0, MEDIA_BASE);
   return [
-    route('GET', '/:mediaId/preview', Permission.mediaView, async ({ request, teamId, param }) => {
+    route('GET', '/preview/:mediaId', Permission.mediaView, async ({ request, teamId, param }) => {
       const lines = linesParam(request.query);
       const from = fromParam(request.query);
       const mediaId = param('mediaId').toLowerCase();
