@@ -31,6 +31,7 @@ import { folderRoutes } from './http/routes/media/folder-routes.ts';
 import { libraryRoutes } from './http/routes/media/library-routes.ts';
 import { mediaEditRoutes } from './http/routes/media/media-edit-routes.ts';
 import { mediaRoutes } from './http/routes/media/media-routes.ts';
+import { textPreviewRoutes } from './http/routes/media/text-preview-routes.ts';
 import { tusRoutes } from './http/routes/media/tus-routes.ts';
 import { uploadRoutes } from './http/routes/media/upload-routes.ts';
 import { uploadUrlRoutes } from './http/routes/media/upload-url-routes.ts';
@@ -197,6 +198,7 @@ export class Application {
         ...folderRoutes(services, this.config),
         ...fileServingRoutes(services, this.config, { servedTraffic: services.servedTraffic }),
         ...libraryRoutes(services, this.config),
+        ...textPreviewRoutes(services),
         ...mediaEditRoutes(services, this.config, services.deletionLinks),
         ...metricsRoutes({ metrics: services.metrics, token: this.config.metricsToken }),
         ...automationRoutes(services, this.config),

@@ -3,13 +3,14 @@ import { createSchema as folderCreateSchema, updateSchema as folderUpdateSchema 
 import { DEFAULT_TAG_LIMIT, DEFAULT_USAGE_DAYS, MAX_TAG_LIMIT, MAX_TAG_SEARCH_LENGTH, MAX_USAGE_DAYS } from '../../domain/media/library-limits.ts';
 import { bulkSchema, updateSchema as mediaUpdateSchema } from '../../domain/media/media-edit.service.ts';
 import { MAX_SEARCH_LENGTH, MEDIA_TYPES } from '../../domain/media/media.service.ts';
+import { DEFAULT_PREVIEW_LINES, MAX_PREVIEW_LINES, PREVIEW_FROM } from '../../domain/media/text-preview.ts';
 import { uploadOptionSchemas } from '../../uploads/options/upload-options.ts';
 import { JSON_BODY_ERRORS } from './common-errors.ts';
 import { idempotencyHeaders, replayedHeader } from './idempotency-docs.ts';
 import { binary, paging, rateLimitHeaders, teamRoute, text, type OperationDoc } from './operation-doc.ts';
 import {
   bulkResultSchema, folderDeletionSchema, folderListSchema, folderSchema, mediaDeletionSchema, mediaFileSchema, mediaLinkSchema, mediaListSchema,
-  tagListSchema, uploadedMediaFileSchema, usageSchema,
+  tagListSchema, textPreviewSchema, uploadedMediaFileSchema, usageSchema,
 } from './schemas.ts';
 
 /** Media files, their folders, tags and usage, deletion links and the files themselves (src/http/routes/media/). */
@@ -169,6 +170,26 @@ export const mediaOperations: Record<string, OperationDoc> = {
     access: 'teamApiKey',
     responses: { 200: { description: 'The link.', schema: mediaLinkSchema } },
     errors: { 404: 'No such file in the team.' },
+  },
+  [`GET ${mediaBase}/preview/:mediaId`]: {
+    operationId: 'previewTextMedia',
+    summary: 'The first or last lines of a text file',
+    description: `${teamRoute('team.media.view')} For text files (stored as text/*, application/json or application/x-ndjson) and gzipped `
+      + 'text files (gzip named like `x.log.gz`, `x.txt.gz`, `x.log.3.gz`). The file is read in ranges, never whole: at most 256 KiB '
+      + 'from storage (gzip from=end: up to 8 MiB decompressed, from the file\'s start), so a large file costs no more than a small one. '
+      + 'Lines are decoded as UTF-8 (invalid bytes become U+FFFD), at most 4096 characters each and 256 Ki characters in all.',
+    tag: 'media',
+    access: 'teamApiKey',
+    query: z.object({
+      lines: z.int().min(1).max(MAX_PREVIEW_LINES).default(DEFAULT_PREVIEW_LINES).optional().meta({ description: 'How many lines.' }),
+      from: z.enum(PREVIEW_FROM).default('end').optional().meta({ description: 'end: the last lines (a log\'s newest); start: the first.' }),
+    }),
+    responses: { 200: { description: 'The lines.', schema: textPreviewSchema } },
+    errors: {
+      400: 'lines is not a whole number from 1 to 1000, or from is not start or end.',
+      404: 'No such file in the team.',
+      415: 'The file is not text (an image, a zip, a gzip not named as gzipped text, ...): the Error\'s value is its content type.',
+    },
   },
   [`PATCH ${mediaBase}/update/:mediaId`]: {
     operationId: 'updateMedia',

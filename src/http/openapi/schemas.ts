@@ -161,6 +161,29 @@ export const mediaLinkSchema = z
   .object({ url: z.string().meta({ description: 'The public link, or for a private file a link signed for one hour.' }) })
   .meta({ id: 'MediaLink' });
 
+export const textPreviewSchema = z
+  .object({
+    id,
+    fileName: z.string(),
+    contentType: z.string().meta({ description: 'The stored (sniffed) type: text/*, JSON, or gzip for a gzipped text file.' }),
+    size: bytes.meta({ description: 'The stored file\'s size (for gzip: compressed).' }),
+    from: z.enum(['start', 'end']),
+    lines: z.array(z.string()).meta({
+      description: 'The first (from=start) or last (from=end) lines, in file order, without their line breaks (LF or CRLF). '
+        + 'Decoded as UTF-8; invalid bytes are U+FFFD.',
+    }),
+    cutLines: z.array(z.number().int().min(0)).meta({
+      description: 'Indexes into lines of lines not shown whole: longer than 4096 characters (their start is shown), or cut by a read bound.',
+    }),
+    truncated: z.boolean().meta({
+      description: 'A read bound stopped the reading, so lines are not exactly the first or last lines asked for: fewer lines, '
+        + 'a line cut by the bound, or (gzip, from=end) the last lines of the first 8 MiB decompressed rather than of the whole file.',
+    }),
+    bytesRead: bytes.meta({ description: 'Bytes read from storage: at most 256 KiB (gzip from=end: 8 MiB).' }),
+    decompressedBytes: bytes.nullable().meta({ description: 'gzip: bytes decompressed (at most 256 KiB from the start, 8 MiB from the end); null for plain text.' }),
+  })
+  .meta({ id: 'TextPreview' });
+
 export const mediaDeletionSchema = z.object({ deleted: id, usedTeamStorage: bytes }).meta({ id: 'MediaDeletion' });
 
 export const bulkResultSchema = z

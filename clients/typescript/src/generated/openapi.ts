@@ -81,6 +81,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/cdn/media/{teamId}/preview/{mediaId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The first or last lines of a text file
+         * @description Needs `team.media.view`. For text files (stored as text/*, application/json or application/x-ndjson) and gzipped text files (gzip named like `x.log.gz`, `x.txt.gz`, `x.log.3.gz`). The file is read in ranges, never whole: at most 256 KiB from storage (gzip from=end: up to 8 MiB decompressed, from the file's start), so a large file costs no more than a small one. Lines are decoded as UTF-8 (invalid bytes become U+FFFD), at most 4096 characters each and 256 Ki characters in all.
+         */
+        get: operations["previewTextMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cdn/media/{teamId}/update/{mediaId}": {
         parameters: {
             query?: never;
@@ -3003,6 +3023,27 @@ export type components = {
             /** @description The public link, or for a private file a link signed for one hour. */
             url: string;
         };
+        TextPreview: {
+            /** Format: uuid */
+            id: string;
+            fileName: string;
+            /** @description The stored (sniffed) type: text/*, JSON, or gzip for a gzipped text file. */
+            contentType: string;
+            /** @description The stored file's size (for gzip: compressed). */
+            size: number;
+            /** @enum {string} */
+            from: "start" | "end";
+            /** @description The first (from=start) or last (from=end) lines, in file order, without their line breaks (LF or CRLF). Decoded as UTF-8; invalid bytes are U+FFFD. */
+            lines: string[];
+            /** @description Indexes into lines of lines not shown whole: longer than 4096 characters (their start is shown), or cut by a read bound. */
+            cutLines: number[];
+            /** @description A read bound stopped the reading, so lines are not exactly the first or last lines asked for: fewer lines, a line cut by the bound, or (gzip, from=end) the last lines of the first 8 MiB decompressed rather than of the whole file. */
+            truncated: boolean;
+            /** @description Bytes read from storage: at most 256 KiB (gzip from=end: 8 MiB). */
+            bytesRead: number;
+            /** @description gzip: bytes decompressed (at most 256 KiB from the start, 8 MiB from the end); null for plain text. */
+            decompressedBytes: number | null;
+        };
         MediaDeletion: {
             /** Format: uuid */
             deleted: string;
@@ -4506,6 +4547,122 @@ export interface operations {
             };
             /** @description No such file in the team. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    previewTextMedia: {
+        parameters: {
+            query?: {
+                /** @description How many lines. */
+                lines?: number;
+                /** @description end: the last lines (a log's newest); start: the first. */
+                from?: "end" | "start";
+            };
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description A media file of the team. */
+                mediaId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lines. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TextPreview"];
+                };
+            };
+            /** @description lines is not a whole number from 1 to 1000, or from is not start or end. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such file in the team. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is not text (an image, a zip, a gzip not named as gzipped text, ...): the Error's value is its content type. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
