@@ -390,6 +390,27 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/media/team/{teamId}/thumbnails/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A media file's thumbnail
+         * @description A WebP of at most THUMBNAIL_SIZE pixels (320 by default) on its long side, made after the upload of a PNG, JPEG, WebP, GIF or AVIF image. The link is the media record's `thumbnailUrl`, under the file's own rules: public to anyone (and through CDN_URL), private only signed. `:file` is `<mediaId>.webp`.
+         */
+        get: operations["getThumbnail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The thumbnail's headers only */
+        head: operations["headThumbnail"];
+        patch?: never;
+        trace?: never;
+    };
     "/v1/teams/{teamId}/automations": {
         parameters: {
             query?: never;
@@ -2962,6 +2983,8 @@ export type components = {
             contentType: string;
             /** @description xxh3-128 of the content, hex. */
             hash: string | null;
+            /** @description A small WebP of an image (PNG, JPEG, WebP, GIF, AVIF), made in the background after the upload: null until it is made, for other types, and for images that cannot be decoded. Public file: a public (or CDN) link; private file: a link signed for an hour. */
+            thumbnailUrl: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3014,6 +3037,8 @@ export type components = {
             contentType: string;
             /** @description xxh3-128 of the content, hex. */
             hash: string | null;
+            /** @description A small WebP of an image (PNG, JPEG, WebP, GIF, AVIF), made in the background after the upload: null until it is made, for other types, and for images that cannot be decoded. Public file: a public (or CDN) link; private file: a link signed for an hour. */
+            thumbnailUrl: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -7142,6 +7167,188 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getThumbnail: {
+        parameters: {
+            query?: {
+                /** @description Signed links: Unix time the link expires. */
+                expires?: string;
+                /** @description Signed links: the signature. */
+                signature?: string;
+            };
+            header?: {
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description `<mediaId>` or `<mediaId>.<ext>`, exactly as the file's path and links name it. */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thumbnail. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/webp": string;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The signed link is invalid or expired. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such file, no thumbnail (yet, or none can be made), or a private file without a signature. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    headThumbnail: {
+        parameters: {
+            query?: {
+                expires?: string;
+                signature?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description `<mediaId>` or `<mediaId>.<ext>`, exactly as the file's path and links name it. */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Headers of the thumbnail. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The signed link is invalid or expired. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thumbnail, or a private file without a signature. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The request headers are too large. */
             431: {
