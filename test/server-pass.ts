@@ -61,9 +61,12 @@ export const SQL_OWNERS: Record<string, string> = {
   'database-export.ts': 'database-export-import',
   'database-import.ts': 'database-export-import',
   'backup.ts': 'backup-restore',
+  'restore.ts': 'backup-restore',
   'backup-guard.ts': 'backup-restore',
   'storage-placement.ts': 'storage-migrate-s3-to-fs',
   'copy-ledger.ts': 'storage-migrate-s3-to-fs',
+  'forget-missing.ts': 'storage-forget-missing',
+  'thumbnail-queue.ts': 'thumbnails',
 };
 
 /** Beyond the SQL owners: the files whose subject is what the database does under them. */

@@ -110,6 +110,12 @@ for (const driver of DRIVERS_OF_THIS_PASS) {
     const sizes = Object.values(images).reduce((sum, image) => sum + image.content.length, 0) + images.png.content.length + 20 + 2_008 + (await bombPng()).length;
     t.equal(await listedUsed(server, team), sizes, 'used storage counts the files only');
 
+    // A file made private: its public thumbnail link answers 404 at once, and its record has a signed one.
+    const webpLink = listed.get(ids.webp!)!.thumbnailUrl!;
+    const updated = await server.media('PATCH', `/v1/cdn/media/${team.teamId}/update/${ids.webp}`, team.key, { body: { public: false } });
+    t.match(updated.body.thumbnailUrl, /\?expires=\d+&signature=/, 'the private file\'s record has a signed thumbnail link');
+    t.equal((await fetchImage(webpLink)).status, 404, 'its public thumbnail link answers 404');
+
     // Deleting a file removes its thumbnail from storage and its link answers 404.
     const before = await storedObjects(driver, server.dataDir, team.teamId, 'thumbnails');
     t.equal(before.objects.length, 6, 'six thumbnails stored');

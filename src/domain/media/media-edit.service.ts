@@ -103,6 +103,7 @@ interface LockedRow {
   id: string;
   file_name: string;
   is_public: boolean;
+  thumbnail_status: string | null;
 }
 
 export interface MediaEditServiceOptions {
@@ -149,9 +150,10 @@ export class MediaEditService {
     return publicMediaUrl(this.linkBaseUrl, mediaPath(teamId, mediaId, fileName));
   }
 
-  /** The public links a CDN may hold of a file that stops being public: its own and its thumbnail's. */
-  private publishedLinks(teamId: string, mediaId: string, fileName: string): string[] {
-    return [this.link(teamId, mediaId, fileName), publicMediaUrl(this.linkBaseUrl, thumbnailPath(teamId, mediaId))];
+  /** The public links a CDN may hold of a file that stops being public: its own, and its thumbnail's if one was served. */
+  private publishedLinks(teamId: string, mediaId: string, fileName: string, thumbnailStatus: string | null): string[] {
+    const link = this.link(teamId, mediaId, fileName);
+    return thumbnailStatus === 'ready' ? [link, publicMediaUrl(this.linkBaseUrl, thumbnailPath(teamId, mediaId))] : [link];
   }
 
   /** Spec 4.6. Answers the updated record (MediaService.view). */
@@ -181,7 +183,7 @@ export class MediaEditService {
       if (tags !== undefined) file.tags = tags;
       await em.flush();
       const newLink = this.link(teamId, file.id, file.fileName);
-      const stale = wasPublic && !file.isPublic ? this.publishedLinks(teamId, file.id, oldFileName) : wasPublic && newLink !== oldLink ? [oldLink] : [];
+      const stale = wasPublic && !file.isPublic ? this.publishedLinks(teamId, file.id, oldFileName, file.thumbnailStatus ?? null) : wasPublic && newLink !== oldLink ? [oldLink] : [];
       return { view: this.media.view(file), stale };
     });
     await this.purger.purge(stale);
@@ -229,7 +231,7 @@ export class MediaEditService {
     if (deleted.length === 0) return;
     const byKey = new Map(deleted.map((row) => [row.storage_key, row]));
     // A thumbnail being made now is removed by its thumbnailer, which finds the row gone (thumbnailer.ts).
-    for (const row of deleted) if (row.thumbnail_status !== null) byKey.set(thumbnailStorageKey(teamId, row.id), row);
+    for (const row of deleted) if (row.thumbnail_status === 'ready') byKey.set(thumbnailStorageKey(teamId, row.id), row);
     // While a backup runs, the objects are queued for the drain instead (backup-guard.ts).
     await removeDeletedObjects(this.orm, [...byKey.keys()], 'MEDIA_DELETE', async (key) => {
       try {
@@ -239,7 +241,7 @@ export class MediaEditService {
         this.logger.error({ err: error, teamId, mediaId: byKey.get(key)!.id, storageKey: key }, 'media object removal failed');
       }
     });
-    await this.purger.purge(deleted.flatMap((row) => this.publishedLinks(teamId, row.id, row.file_name)));
+    await this.purger.purge(deleted.flatMap((row) => this.publishedLinks(teamId, row.id, row.file_name, row.thumbnail_status)));
   }
 
   /**
@@ -269,7 +271,7 @@ export class MediaEditService {
     const affected = await this.orm.em.fork().transactional(async (em) => {
       const folder = data.action === 'move' && data.folderId !== null ? await findFolder(em, teamId, data.folderId) : null;
       const locked = await em.execute<LockedRow[]>(
-        'select id, file_name, is_public from media_file where team_id = ? and id in (?) order by id for update',
+        'select id, file_name, is_public, thumbnail_status from media_file where team_id = ? and id in (?) order by id for update',
         [teamId, wanted],
       );
       notFoundOf(new Set(locked.map((row) => row.id)));
@@ -281,7 +283,7 @@ export class MediaEditService {
           return found.length;
         case 'setPublic':
           await em.execute('update media_file set is_public = ?, updated_at = now() where team_id = ? and id in (?)', [data.public, teamId, found]);
-          if (!data.public) for (const row of locked) if (row.is_public) stale.push(...this.publishedLinks(teamId, row.id, row.file_name));
+          if (!data.public) for (const row of locked) if (row.is_public) stale.push(...this.publishedLinks(teamId, row.id, row.file_name, row.thumbnail_status));
           return found.length;
         case 'addTags':
           return this.addTags(em, teamId, found, tags, failed);

@@ -42,8 +42,8 @@ const QUEUE_TEAM_OBJECTS = `
 insert into storage_deletion (id, kind, storage_key, data, reason, created_at)
 select gen_random_uuid(), kind, storage_key, data, 'TEAM_DELETE', now() from (
   select 'object' as kind, storage_key, null::jsonb as data from media_file where team_id = ?
-  -- thumbnailStorageKey (src/domain/media/thumbnail-links.ts)
-  union all select 'object', 'thumbnails/' || team_id || '/' || id || '.webp', null from media_file where team_id = ? and thumbnail_status is not null
+  -- thumbnailStorageKey (src/domain/media/thumbnail-links.ts); one still being made is removed by its thumbnailer
+  union all select 'object', 'thumbnails/' || team_id || '/' || id || '.webp', null from media_file where team_id = ? and thumbnail_status = 'ready'
   union all select 'object', storage_key, null from team_file where team_id = ?
   union all select 'object', storage_key, null from todo_file where team_id = ?
   union all select 'upload', storage_key, null from upload_reservation r where team_id = ?
@@ -85,10 +85,15 @@ export class TeamDeletion {
   async deleteRows(em: EntityManager, teamId: string): Promise<{ queued: number; publicLinks: string[] }> {
     // Serialises with uploads committing into the team (they lock the team row to count its storage).
     await em.execute('select id from team where id = ? for update', [teamId]);
-    const published = await em.execute<{ id: string; file_name: string }[]>('select id, file_name from media_file where team_id = ? and is_public', [teamId]);
+    const published = await em.execute<{ id: string; file_name: string; thumbnail_status: string | null }[]>(
+      'select id, file_name, thumbnail_status from media_file where team_id = ? and is_public',
+      [teamId],
+    );
     const queued = await em.execute<{ id: string }[]>(`${QUEUE_TEAM_OBJECTS} returning id`, [teamId, teamId, teamId, teamId, teamId, teamId]);
     await em.execute('delete from team where id = ?', [teamId]);
-    const publicLinks = published.flatMap((row) => [mediaPath(teamId, row.id, row.file_name), thumbnailPath(teamId, row.id)].map((path) => publicMediaUrl(this.linkBaseUrl, path)));
+    // A thumbnail was served only once ready.
+    const publicLinks = published.flatMap((row) => [mediaPath(teamId, row.id, row.file_name), ...(row.thumbnail_status === 'ready' ? [thumbnailPath(teamId, row.id)] : [])])
+      .map((path) => publicMediaUrl(this.linkBaseUrl, path));
     return { queued: queued.length, publicLinks };
   }
 
