@@ -123,10 +123,11 @@ export class MediaPool {
 
   /**
    * A WebP thumbnail of `image` in a worker (makeThumbnail of src/previews/thumbnail-image.ts).
-   * `image` is transferred when it owns its whole ArrayBuffer (detached afterwards), copied otherwise.
+   * `image` is copied (and stays intact): a buffer made by native code (sharp's own) cannot be
+   * transferred, and the copy costs little beside decoding the image.
    */
   async thumbnail(image: Buffer, options: Omit<ThumbnailTask, 'kind' | 'image'>): Promise<ThumbnailTaskResult> {
-    const buffer = ownArrayBuffer(image, true);
+    const buffer = ownArrayBuffer(image, false);
     return this.run({ kind: 'thumbnail', image: buffer, ...options }, [buffer]);
   }
 
