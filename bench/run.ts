@@ -6,7 +6,9 @@
  *                           large-json), memory (memory-250mb, memory-64x2mib), admission, sweep, pool,
  *                           processes (screenshot and log against HTTP_PROCESSES=1 and 2 side by side),
  *                           concurrency (screenshot, log and 2 MiB against UPLOAD_CONCURRENCY=16, 32, 64),
- *                           thread-pool (screenshot and log against UV_THREADPOOL_SIZE=4, 16, 32)
+ *                           thread-pool (screenshot and log against UV_THREADPOOL_SIZE=4, 16, 32),
+ *                           screenshot-image (real 1280x720 PNGs, which get thumbnails),
+ *                           thumbnails (screenshot-image against THUMBNAIL_CONCURRENCY=0 and 1)
  *   --driver fs|s3          one storage driver only (default: both)
  *   --own-s3                start a private Ceph RGW for this run (scripts/s3-test-server.sh with
  *                           its own directory and ports: $BENCH_OWN_S3_PORT, default 7490, and
@@ -50,9 +52,9 @@ import type { PoolVsInlineResult } from './pool-vs-inline.ts';
 
 // ---------------------------------------------------------------- options
 
-const THROUGHPUT = ['screenshot', 'screenshot-2mib', 'log', 'mixed', 'large-multipart', 'large-json'] as const;
+const THROUGHPUT = ['screenshot', 'screenshot-2mib', 'log', 'mixed', 'large-multipart', 'large-json', 'screenshot-image'] as const;
 const MEMORY = ['memory-250mb', 'memory-64x2mib'] as const;
-const ALL = [...THROUGHPUT, ...MEMORY, 'admission', 'sweep', 'processes', 'concurrency', 'thread-pool', 'versions', 'pool'] as const;
+const ALL = [...THROUGHPUT, ...MEMORY, 'admission', 'sweep', 'processes', 'concurrency', 'thread-pool', 'thumbnails', 'versions', 'pool'] as const;
 type ScenarioName = (typeof ALL)[number];
 const GROUPS: Record<string, ScenarioName[]> = {
   large: ['large-multipart', 'large-json'],
@@ -167,6 +169,15 @@ const SCENARIOS: ScenarioDef[] = [
     title: 'large screenshots: 2 MiB multipart, 16 in flight',
     workload: { body: 'multipart', content: 'png', size: { kind: 'fixed', bytes: 2 * MiB } },
     concurrency: 16,
+    stop: timed,
+    bytes: () => phaseSeconds * RGW_MB_PER_SECOND_ESTIMATE,
+    minBytes: () => (phaseSeconds * RGW_MB_PER_SECOND_ESTIMATE) / 4,
+  },
+  {
+    name: 'screenshot-image',
+    title: 'screenshot burst of real PNGs (1280x720, 256 KiB) multipart, 64 in flight',
+    workload: { body: 'multipart', content: 'image', size: { kind: 'fixed', bytes: 256 * KiB } },
+    concurrency: 64,
     stop: timed,
     bytes: () => phaseSeconds * RGW_MB_PER_SECOND_ESTIMATE,
     minBytes: () => (phaseSeconds * RGW_MB_PER_SECOND_ESTIMATE) / 4,
@@ -295,7 +306,7 @@ export interface SweepRecord {
 /** A workload against the service started with one value of a setting (see COMPARISONS). */
 export interface ScalingRecord {
   driver: Driver;
-  scenario: 'screenshot' | 'log' | 'screenshot-2mib';
+  scenario: 'screenshot' | 'log' | 'screenshot-2mib' | 'screenshot-image';
   /** The setting compared and its value; absent in reports written before other settings than HTTP_PROCESSES were compared. */
   setting?: string;
   value?: string;
@@ -723,7 +734,7 @@ async function admissionScenarios(ctx: DriverContext): Promise<void> {
 
 /** A comparison of service settings: the same workloads against one service per setting, side by side. */
 interface SettingsComparison {
-  name: 'processes' | 'concurrency' | 'thread-pool' | 'versions';
+  name: 'processes' | 'concurrency' | 'thread-pool' | 'thumbnails' | 'versions';
   /** The variable compared; the first value is the baseline of the "vs" column. */
   setting: string;
   values: string[];
@@ -739,6 +750,8 @@ const COMPARISONS: SettingsComparison[] = [
   { name: 'concurrency', setting: 'UPLOAD_CONCURRENCY', values: ['16', '32', '64'], workloads: ['screenshot', 'log', 'screenshot-2mib'] },
   // Node's default (4) against the service's (16): fsyncs hold a libuv thread each.
   { name: 'thread-pool', setting: 'UV_THREADPOOL_SIZE', values: ['4', '16', '32'], workloads: ['screenshot', 'log'] },
+  // Thumbnails off (0) and on (1): a burst of real images while thumbnails are made in the background.
+  { name: 'thumbnails', setting: 'THUMBNAIL_CONCURRENCY', values: ['0', '1'], workloads: ['screenshot-image'] },
   // --versus DIR: another checkout's service against this one's, on the same database and storage.
   {
     name: 'versions', setting: 'version', values: ['versus', 'this'], workloads: ['screenshot', 'screenshot-2mib', 'log'],

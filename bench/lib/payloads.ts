@@ -3,6 +3,8 @@
  *
  * File content is random bytes that start like a PNG (test/helpers/uploads.ts pngLike), so the
  * service's type sniffing labels it and nothing blocks it; log uploads are plain text lines.
+ * `image` content is a real PNG (a 1280x720 screenshot-like picture, as noisy as fits in the size,
+ * padded to the exact size with a private ancillary chunk), for the rows where images are decoded.
  * Large content is not held whole: it is a 3 MiB "head" tile (one of a few variants, PNG header
  * first) followed by a shared 3 MiB random tile repeated, handed out as views of at most 1 MiB.
  * The tile size is a multiple of 3, so base64 of the content is the concatenation of the tiles'
@@ -10,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { crc32, deflateSync } from 'node:zlib';
 
 export const KiB = 1024;
 export const MiB = 1024 * KiB;
@@ -19,10 +22,11 @@ const VARIANTS = 4;
 /** Bodies up to this size are sent as one Buffer; larger ones as an async iterable of chunks. */
 const WHOLE_BODY_MAX = 4 * MiB;
 const PNG_HEADER = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+const PNG_SIGNATURE = PNG_HEADER.subarray(0, 8);
 const BOUNDARY = '----mediaBenchBoundary7MA4YWxkTrZu0gW';
 
 export type BodyKind = 'multipart' | 'json-base64' | 'json-datauri';
-export type ContentKind = 'png' | 'log';
+export type ContentKind = 'png' | 'log' | 'image';
 
 export type SizeSpec =
   | { kind: 'fixed'; bytes: number }
@@ -53,6 +57,56 @@ export function pngLikeContent(size: number): Buffer {
   const content = randomBytes(size);
   PNG_HEADER.copy(content, 0, 0, Math.min(size, PNG_HEADER.length));
   return content;
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body) >>> 0);
+  return Buffer.concat([length, body, crc]);
+}
+
+/**
+ * A decodable PNG of exactly `bytes` bytes: a 1280x720 gradient with noise on a share of its pixels
+ * (the largest share that still fits), then a private ancillary chunk (`prVt`, skipped by decoders)
+ * of random padding.
+ */
+export function screenshotPng(bytes: number, seed: number): Buffer {
+  const width = 1280;
+  const height = 720;
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 8; // bits per channel
+  header[9] = 2; // RGB
+  const end = pngChunk('IEND', Buffer.alloc(0));
+  for (const noise of [0.4, 0.25, 0.15, 0.1, 0.06, 0.04, 0.02, 0.01, 0.005, 0]) {
+    const random = prng(seed);
+    const raw = Buffer.alloc((width * 3 + 1) * height);
+    for (let y = 0; y < height; y++) {
+      const row = y * (width * 3 + 1);
+      for (let x = 0; x < width; x++) {
+        const at = row + 1 + x * 3;
+        const jitter = random() < noise ? Math.floor(random() * 64) : 0;
+        raw[at] = ((x * 255) / width + jitter) & 0xff;
+        raw[at + 1] = ((y * 255) / height + jitter) & 0xff;
+        raw[at + 2] = (((x + y) * 127) / (width + height) + seed * 16 + jitter) & 0xff;
+      }
+    }
+    // PNG's Up filter (2) on every row: a gradient's rows then differ from the row above by little.
+    const filtered = Buffer.alloc(raw.length);
+    const stride = width * 3 + 1;
+    for (let y = 0; y < height; y++) {
+      filtered[y * stride] = 2;
+      for (let i = 1; i < stride; i++) filtered[y * stride + i] = (raw[y * stride + i]! - (y > 0 ? raw[(y - 1) * stride + i]! : 0)) & 0xff;
+    }
+    const image = Buffer.concat([PNG_SIGNATURE, pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(filtered))]);
+    const padding = bytes - image.length - end.length - 12;
+    if (padding >= 0) return Buffer.concat([image, pngChunk('prVt', randomBytes(padding)), end]);
+  }
+  throw new Error(`no 1280x720 PNG fits in ${bytes} bytes`);
 }
 
 /** A small deterministic PRNG (mulberry32), so runs choose the same sizes. */
@@ -99,6 +153,7 @@ export class PayloadFactory {
   private readonly heads64: Buffer[];
   private readonly tile64: Buffer;
   private readonly logs = new Map<number, Buffer[]>();
+  private readonly images = new Map<number, Buffer[]>();
   private readonly wholeBodies = new Map<string, Buffer>();
   private readonly tail64 = new Map<number, Buffer>();
 
@@ -115,8 +170,8 @@ export class PayloadFactory {
 
   /** The file content as views of at most WRITE_CHUNK bytes (no copies). */
   *contentChunks(kind: ContentKind, bytes: number, variant: number): Generator<Buffer> {
-    if (kind === 'log') {
-      yield this.logContent(bytes, variant);
+    if (kind !== 'png') {
+      yield this.content(kind, bytes, variant);
       return;
     }
     let left = bytes;
@@ -132,6 +187,7 @@ export class PayloadFactory {
   /** The content as one Buffer (a view when it fits in one tile). */
   content(kind: ContentKind, bytes: number, variant: number): Buffer {
     if (kind === 'log') return this.logContent(bytes, variant);
+    if (kind === 'image') return this.imageContent(bytes, variant);
     if (bytes <= TILE) return this.heads[variant % VARIANTS]!.subarray(0, bytes);
     return Buffer.concat([...this.contentChunks(kind, bytes, variant)]);
   }
@@ -140,6 +196,15 @@ export class PayloadFactory {
   contentBody(kind: ContentKind, bytes: number, variant: number): Buffer | Readable {
     if (bytes <= WHOLE_BODY_MAX) return this.content(kind, bytes, variant);
     return Readable.from(this.contentChunks(kind, bytes, variant), { objectMode: false });
+  }
+
+  private imageContent(bytes: number, variant: number): Buffer {
+    let list = this.images.get(bytes);
+    if (!list) {
+      list = Array.from({ length: VARIANTS }, (_, index) => screenshotPng(bytes, index + 1));
+      this.images.set(bytes, list);
+    }
+    return list[variant % list.length]!;
   }
 
   private logContent(bytes: number, variant: number): Buffer {
@@ -153,8 +218,8 @@ export class PayloadFactory {
 
   /** base64 of the content, as chunks; every piece but the last is a multiple of 3 content bytes. */
   private *base64Chunks(kind: ContentKind, bytes: number, variant: number): Generator<Buffer> {
-    if (kind === 'log') {
-      yield Buffer.from(this.logContent(bytes, variant).toString('base64'));
+    if (kind !== 'png') {
+      yield Buffer.from(this.content(kind, bytes, variant).toString('base64'));
       return;
     }
     let left = bytes;

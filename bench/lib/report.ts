@@ -43,6 +43,7 @@ const SCENARIO_TITLES: Record<string, string> = {
   mixed: 'mixed fleet (90% 256 KiB-2 MiB, 10% 32 MiB, 32 in flight)',
   'large-multipart': 'large multipart (100 MiB, 4 in flight)',
   'large-json': 'large JSON data URI (100 MiB, 4 in flight)',
+  'screenshot-image': 'screenshot burst of real PNGs (1280x720, 256 KiB multipart, 64 in flight)',
 };
 
 export function renderMarkdown(report: BenchReport): string {
