@@ -67,7 +67,7 @@ export interface Config {
   uploadUrlLimit: { perUrlPoints: number; perTeamPoints: number; durationSeconds: number };
   workerThreads: number;
   /** Thumbnails of image uploads (src/previews/thumbnailer.ts). */
-  thumbnails: { concurrency: number; size: number; maxSourceBytes: number; maxPixels: number };
+  thumbnails: { concurrency: number; size: number; maxSourceBytes: number; maxPixels: number; ffmpegPath: string | null; maxVideoBytes: number };
   maxJsonBodyBytes: number;
   apiKeyCacheSeconds: number;
   /** DEFAULT_PLAN: the slug of the plan a team created without one gets. */
@@ -259,6 +259,8 @@ function toConfig(values: SettingValues, cwd: string): Config {
       size: values.THUMBNAIL_SIZE,
       maxSourceBytes: values.THUMBNAIL_MAX_SOURCE_MIB * 1024 * 1024,
       maxPixels: values.THUMBNAIL_MAX_MEGAPIXELS * 1_000_000,
+      ffmpegPath: values.FFMPEG_PATH,
+      maxVideoBytes: values.THUMBNAIL_MAX_VIDEO_MIB * 1024 * 1024,
     },
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,

@@ -100,6 +100,9 @@ export const settings = {
   THUMBNAIL_SIZE: setting(integer(32, 1024), 'an integer from 32 to 1024 (pixels on the long side)'),
   THUMBNAIL_MAX_SOURCE_MIB: setting(integer(1, 1024), 'an integer from 1 to 1024 (MiB; larger images get no thumbnail)'),
   THUMBNAIL_MAX_MEGAPIXELS: setting(integer(1, 1000), 'an integer from 1 to 1000 (images of more pixels get no thumbnail)'),
+  // Video posters need an ffmpeg binary (Debian's package); unset or not found: videos get no thumbnail.
+  FFMPEG_PATH: setting(z.string().min(1).nullable(), 'the ffmpeg command or its path, or unset for no video posters'),
+  THUMBNAIL_MAX_VIDEO_MIB: setting(integer(1, 65_536), 'an integer from 1 to 65536 (MiB; larger videos get no poster)'),
   MAX_JSON_BODY_BYTES: setting(integer(1024, 64 * 1024 * 1024), 'an integer from 1024 to 67108864'),
   API_KEY_CACHE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),
   // The plan of a team created without one; start-up checks that the plan exists once the database is up.

@@ -13,6 +13,8 @@ export interface ThumbnailJob {
   teamId: string;
   storageKey: string;
   size: number;
+  /** The file's sniffed type: an image, or a video (its poster). */
+  contentType: string;
   /** This claim's token: the claim is still ours while the row holds it. */
   claim: string;
 }
@@ -31,8 +33,8 @@ export class ThumbnailQueue {
     this.orm = orm;
   }
 
-  /** Claims up to `limit` pending thumbnails, oldest uploads first. */
-  async claim(limit: number): Promise<ThumbnailJob[]> {
+  /** Claims up to `limit` pending thumbnails, oldest uploads first; videos only if `videos` (this instance has ffmpeg). */
+  async claim(limit: number, videos: boolean): Promise<ThumbnailJob[]> {
     const em = this.orm.em.fork();
     // Attempts used up by claims that expired: its instance died on it that many times.
     await em.execute(
@@ -40,20 +42,20 @@ export class ThumbnailQueue {
               thumbnail_error = left('gave up after ${MAX_THUMBNAIL_ATTEMPTS} attempts' || coalesce(': ' || thumbnail_error, ''), 255)
         where thumbnail_status = 'pending' and thumbnail_attempts >= ${MAX_THUMBNAIL_ATTEMPTS} and thumbnail_claimed_until < now()`,
     );
-    const rows = await em.execute<{ id: string; team_id: string; storage_key: string; size: string | number; thumbnail_claim: string }[]>(
+    const rows = await em.execute<{ id: string; team_id: string; storage_key: string; size: string | number; content_type: string; thumbnail_claim: string }[]>(
       `update media_file f
           set thumbnail_claimed_until = now() + interval '${CLAIM_SECONDS} seconds', thumbnail_claim = gen_random_uuid(),
               thumbnail_attempts = f.thumbnail_attempts + 1
         where f.id in (
           select id from media_file
            where thumbnail_status = 'pending' and (thumbnail_claimed_until is null or thumbnail_claimed_until < now())
-             and thumbnail_attempts < ${MAX_THUMBNAIL_ATTEMPTS}
+             and thumbnail_attempts < ${MAX_THUMBNAIL_ATTEMPTS}${videos ? '' : ` and content_type like 'image/%'`}
            order by created_at limit ? for update skip locked)
-        returning f.id, f.team_id, f.storage_key, f.size, f.thumbnail_claim`,
+        returning f.id, f.team_id, f.storage_key, f.size, f.content_type, f.thumbnail_claim`,
       [limit],
     );
     return rows.map((row) => ({
-      mediaId: row.id, teamId: row.team_id, storageKey: row.storage_key, size: Number(row.size), claim: row.thumbnail_claim,
+      mediaId: row.id, teamId: row.team_id, storageKey: row.storage_key, size: Number(row.size), contentType: row.content_type, claim: row.thumbnail_claim,
     }));
   }
 

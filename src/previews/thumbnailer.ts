@@ -1,3 +1,8 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { MediaPool } from '../pool/media-pool.ts';
@@ -5,6 +10,7 @@ import { isStorageError, type ObjectStore } from '../storage/object-store.ts';
 import { writeBuffer } from '../storage/write-buffer.ts';
 import { THUMBNAIL_CONTENT_TYPE, thumbnailStorageKey } from '../domain/media/thumbnail-links.ts';
 import type { ThumbnailJob, ThumbnailQueue } from './thumbnail-queue.ts';
+import { extractPoster, ffmpegAvailable, PosterError } from './video-poster.ts';
 
 /** An idle thumbnailer looks for work this often anyway: images committed by other instances, expired claims. */
 const POLL_MS = 15_000;
@@ -39,6 +45,8 @@ export class Thumbnailer {
   private stopped = false;
   private wakeUp: (() => void) | null = null;
   private woken = false;
+  /** The ffmpeg that makes video posters, once found at start; null: videos are left to instances that have one. */
+  private ffmpeg: string | null = null;
 
   constructor(options: ThumbnailerOptions) {
     this.options = options;
@@ -46,7 +54,17 @@ export class Thumbnailer {
 
   start(): void {
     if (this.running || this.options.settings.concurrency === 0) return;
-    this.running = this.loop();
+    this.running = (async () => {
+      await this.findFfmpeg();
+      await this.loop();
+    })();
+  }
+
+  /** Looks for FFMPEG_PATH once; without it, this instance claims images only. */
+  async findFfmpeg(): Promise<void> {
+    const ffmpeg = this.options.settings.ffmpegPath;
+    this.ffmpeg = ffmpeg !== null && (await ffmpegAvailable(ffmpeg)) ? ffmpeg : null;
+    if (this.ffmpeg === null) this.options.logger.info({ ffmpeg }, 'no ffmpeg: this instance makes no video posters');
   }
 
   /** New images were committed: look now instead of at the next poll. */
@@ -64,7 +82,7 @@ export class Thumbnailer {
 
   /** One round: claims and makes up to `concurrency` thumbnails; answers how many were claimed. */
   async runOnce(): Promise<number> {
-    const jobs = await this.options.queue.claim(Math.max(1, this.options.settings.concurrency));
+    const jobs = await this.options.queue.claim(Math.max(1, this.options.settings.concurrency), this.ffmpeg !== null);
     await Promise.all(jobs.map((job) => this.make(job)));
     return jobs.length;
   }
@@ -106,16 +124,16 @@ export class Thumbnailer {
     const { queue, settings, logger } = this.options;
     const log = { mediaId: job.mediaId, teamId: job.teamId };
     try {
-      if (job.size > settings.maxSourceBytes) {
-        await this.finish(job, 'failed', () => queue.fail(job, `the image is larger than ${settings.maxSourceBytes} bytes`));
-        return;
-      }
+      const video = job.contentType.startsWith('video/');
+      const limit = video ? settings.maxVideoBytes : settings.maxSourceBytes;
+      if (job.size > limit) return this.finish(job, 'failed', () => queue.fail(job, `the file is larger than ${limit} bytes`));
       let image: Buffer;
       try {
-        image = await this.read(job);
+        image = video ? await this.poster(job) : await this.read(job);
       } catch (error) {
         // Deleted meanwhile (the fail then changes nothing), or lost from its store.
         if (isStorageError(error) && error.code === 'not-found') return this.finish(job, 'failed', () => queue.fail(job, 'the file is not in storage'));
+        if (error instanceof PosterError) return this.finish(job, 'failed', () => queue.fail(job, error.message));
         throw error;
       }
       const result = await this.options.pool.thumbnail(image, { maxSide: settings.size, maxPixels: settings.maxPixels, quality: WEBP_QUALITY });
@@ -141,6 +159,18 @@ export class Thumbnailer {
   private async finish(job: ThumbnailJob, outcome: ThumbnailOutcome, record: () => Promise<void>): Promise<void> {
     await record();
     this.options.onOutcome?.(outcome);
+  }
+
+  /** A frame of the video, as PNG: ffmpeg reads the file from a temp copy (it seeks, which a stream from S3 cannot). */
+  private async poster(job: ThumbnailJob): Promise<Buffer> {
+    const directory = await mkdtemp(path.join(tmpdir(), 'media-poster-'));
+    try {
+      const file = path.join(directory, 'video');
+      await pipeline(await this.options.store.read(job.storageKey), createWriteStream(file));
+      return await extractPoster(this.ffmpeg!, file);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   }
 
   private async read(job: ThumbnailJob): Promise<Buffer> {

@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import t from 'tap';
@@ -125,6 +129,57 @@ for (const driver of DRIVERS_OF_THIS_PASS) {
     t.equal((await storedObjects(driver, server.dataDir, team.teamId, 'thumbnails')).objects.length, 5, 'its thumbnail is removed from storage');
   });
 }
+
+/** Videos made with ffmpeg (`.ci/run` installs Debian's): 640x360, two seconds; null without ffmpeg. */
+async function videos(): Promise<{ fileName: string; content: Buffer }[] | null> {
+  try {
+    execFileSync('ffmpeg', ['-version'], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  const directory = await mkdtemp(join(tmpdir(), 'media-videos-'));
+  try {
+    const made = [];
+    for (const [extension, codec] of [['mp4', 'libx264'], ['webm', 'libvpx'], ['mkv', 'mpeg4']] as const) {
+      const file = join(directory, `clip.${extension}`);
+      execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=10', '-t', '2', '-pix_fmt', 'yuv420p', '-c:v', codec, file]);
+      made.push({ fileName: `clip.${extension}`, content: await readFile(file) });
+    }
+    return made;
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+const clips = await videos();
+
+for (const driver of DRIVERS_OF_THIS_PASS) {
+  t.test(`${driver}: video posters with ffmpeg`, { skip: clips ? false : 'ffmpeg is not installed (.ci/run installs Debian\'s)' }, async (t) => {
+    const server = await startTestServer(t, { settings: driverSettings(driver) });
+    const team = await server.createTeam('Cinema', 'enterprise');
+    const ids = [];
+    for (const clip of clips!) ids.push(await upload(server, team, clip.content, clip.fileName));
+    const corrupt = await upload(server, team, Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.alloc(4_000, 3)]), 'broken.mp4');
+    t.ok(await settled(server.databaseUrl), 'every poster is made or marked failed');
+    const rows = await thumbnailRows(server.databaseUrl);
+    const listed = await records(server, team);
+    for (const [index, id] of ids.entries()) {
+      t.match(rows.get(id), { status: 'ready', attempts: 1 }, `${clips![index]!.fileName}: made once`);
+      t.match(await fetchImage(listed.get(id)!.thumbnailUrl!), { status: 200, type: 'image/webp (webp)', width: 320, height: 180 }, `${clips![index]!.fileName}: a 320x180 poster`);
+    }
+    t.match(rows.get(corrupt), { status: 'failed', attempts: 1, error: /ffmpeg cannot read the video/ }, 'a video ffmpeg cannot read fails once');
+  });
+}
+
+t.test('without ffmpeg, videos wait for an instance that has it; images are made', async (t) => {
+  const server = await startTestServer(t, { settings: { FFMPEG_PATH: '/nonexistent/ffmpeg' } });
+  const team = await server.createTeam('Projector', 'enterprise');
+  const video = await upload(server, team, clips?.[0]!.content ?? Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.alloc(64)]), 'clip.mp4');
+  const image = await upload(server, team, images.png.content, 'shot.png');
+  t.ok(await eventually(async () => (await thumbnailRows(server.databaseUrl)).get(image)?.status === 'ready', 30_000), 'the image gets its thumbnail');
+  t.match((await thumbnailRows(server.databaseUrl)).get(video), { status: 'pending', attempts: 0 }, 'the video is not claimed');
+  t.equal((await records(server, team)).get(video)!.thumbnailUrl, null);
+});
 
 async function listedUsed(server: TestServer, team: CreatedTeam): Promise<number> {
   const listed = await server.media('GET', `/v1/cdn/media/${team.teamId}?pageSize=1`, team.key);

@@ -18,5 +18,7 @@ export function thumbnailPath(teamId: string, mediaId: string): string {
 
 export const THUMBNAIL_CONTENT_TYPE = 'image/webp';
 
-/** The sniffed types that get a thumbnail: the types the trigger of Migration20261128020000Thumbnails queues. */
-export const THUMBNAIL_SOURCE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/gif', 'image/avif']);
+/** The sniffed types that get a thumbnail: the types the trigger of Migration20261128020500VideoPosters queues. */
+export const THUMBNAIL_SOURCE_TYPES: ReadonlySet<string> = new Set([
+  'image/png', 'image/jpeg', 'image/webp', 'image/gif', 'image/avif', 'video/mp4', 'video/webm', 'video/x-matroska', 'video/quicktime',
+]);

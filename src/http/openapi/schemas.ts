@@ -131,7 +131,7 @@ export const mediaFileSchema = z
     contentType: z.string(),
     hash: z.string().nullable().meta({ description: 'xxh3-128 of the content, hex.' }),
     thumbnailUrl: z.string().nullable().meta({
-      description: 'A small WebP of an image (PNG, JPEG, WebP, GIF, AVIF), made in the background after the upload: null until it is made, '
+      description: 'A small WebP of an image (PNG, JPEG, WebP, GIF, AVIF), or of a video\'s frame when the service has ffmpeg, made in the background after the upload: null until it is made, '
         + 'for other types, and for images that cannot be decoded. Public file: a public (or CDN) link; private file: a link signed for an hour.',
     }),
     createdAt: timestamp,

@@ -2983,7 +2983,7 @@ export type components = {
             contentType: string;
             /** @description xxh3-128 of the content, hex. */
             hash: string | null;
-            /** @description A small WebP of an image (PNG, JPEG, WebP, GIF, AVIF), made in the background after the upload: null until it is made, for other types, and for images that cannot be decoded. Public file: a public (or CDN) link; private file: a link signed for an hour. */
+            /** @description A small WebP of an image (PNG, JPEG, WebP, GIF, AVIF), or of a video's frame when the service has ffmpeg, made in the background after the upload: null until it is made, for other types, and for images that cannot be decoded. Public file: a public (or CDN) link; private file: a link signed for an hour. */
             thumbnailUrl: string | null;
             /** Format: date-time */
             createdAt: string;
@@ -3037,7 +3037,7 @@ export type components = {
             contentType: string;
             /** @description xxh3-128 of the content, hex. */
             hash: string | null;
-            /** @description A small WebP of an image (PNG, JPEG, WebP, GIF, AVIF), made in the background after the upload: null until it is made, for other types, and for images that cannot be decoded. Public file: a public (or CDN) link; private file: a link signed for an hour. */
+            /** @description A small WebP of an image (PNG, JPEG, WebP, GIF, AVIF), or of a video's frame when the service has ffmpeg, made in the background after the upload: null until it is made, for other types, and for images that cannot be decoded. Public file: a public (or CDN) link; private file: a link signed for an hour. */
             thumbnailUrl: string | null;
             /** Format: date-time */
             createdAt: string;
