@@ -100,6 +100,10 @@ export const settings = {
   THUMBNAIL_SIZE: setting(integer(32, 1024), 'an integer from 32 to 1024 (pixels on the long side)'),
   THUMBNAIL_MAX_SOURCE_MIB: setting(integer(1, 1024), 'an integer from 1 to 1024 (MiB; larger images get no thumbnail)'),
   THUMBNAIL_MAX_MEGAPIXELS: setting(integer(1, 1000), 'an integer from 1 to 1000 (images of more pixels get no thumbnail)'),
+  // Resized images on request (src/previews/image-transformer.ts); the THUMBNAIL_MAX_* bounds apply to their sources too.
+  TRANSFORM_CONCURRENCY: setting(integer(1, 64), 'an integer from 1 to 64 (images resized at once per service process)'),
+  TRANSFORM_QUEUE_LIMIT: setting(integer(0, 10_000), 'an integer from 0 to 10000 (resizes waiting per service process; more answer 503)'),
+  TRANSFORM_CACHE_MIB: setting(integer(0, 1_048_576), 'an integer from 0 to 1048576 (MiB of resized images kept in storage; 0: none kept)'),
   MAX_JSON_BODY_BYTES: setting(integer(1024, 64 * 1024 * 1024), 'an integer from 1024 to 67108864'),
   API_KEY_CACHE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),
   // The plan of a team created without one; start-up checks that the plan exists once the database is up.
