@@ -67,6 +67,7 @@ export const SQL_OWNERS: Record<string, string> = {
   'copy-ledger.ts': 'storage-migrate-s3-to-fs',
   'forget-missing.ts': 'storage-forget-missing',
   'thumbnail-queue.ts': 'thumbnails',
+  'transform-cache.ts': 'image-transforms',
 };
 
 /** Beyond the SQL owners: the files whose subject is what the database does under them. */

@@ -56,7 +56,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
     });
   }
   const database = await importDatabase(options.databaseUrl, paths.database);
-  // A backup holds no thumbnails (they are made again from the files): the restored service remakes them.
+  // A backup holds no thumbnails nor resized images (they are made again from the files): the restored service remakes them.
   if (manifest.files) await requeueThumbnails(options.databaseUrl);
   const authSecret = manifest.authSecret ? await restoreAuthSecret(paths.authSecret, options.dataDir) : 'none';
   return {
@@ -80,6 +80,8 @@ async function requeueThumbnails(databaseUrl: string): Promise<void> {
   await client.connect();
   try {
     await client.query(`update media_file set thumbnail_status = 'pending', thumbnail_attempts = 0 where thumbnail_status = 'ready'`);
+    // Resized images are made again on their next request.
+    await client.query('delete from media_transform');
   } finally {
     await client.end();
   }

@@ -68,6 +68,8 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { THUMBNAIL_SOURCE_TYPES } from '../domain/media/thumbnail-links.ts';
 import { ThumbnailQueue } from '../previews/thumbnail-queue.ts';
 import { Thumbnailer } from '../previews/thumbnailer.ts';
+import { ImageTransformer } from '../previews/image-transformer.ts';
+import { TransformCache } from '../previews/transform-cache.ts';
 import { TusService } from '../uploads/tus/tus-service.ts';
 import { MAX_BODY_BYTES, UploadService } from '../uploads/receive/upload-service.ts';
 import { UploadUseCase } from '../uploads/upload-use-case.ts';
@@ -169,6 +171,8 @@ export interface CoreServices {
   verification: VerificationService;
   /** Makes the thumbnails of image uploads (THUMBNAIL_* settings); started by Application. */
   thumbnailer: Thumbnailer;
+  /** Resized images on request, cached in the store (TRANSFORM_* settings). */
+  transformer: ImageTransformer;
 }
 
 /** What only the server has: what the operator secret signs, and the count of served traffic. */
@@ -279,6 +283,11 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     uploadsWaiting: () => gate.waiting > 0,
     onOutcome: (outcome) => metrics.thumbnails.inc({ outcome }),
   });
+  const transformer = new ImageTransformer({
+    cache: new TransformCache(orm), store, pool, logger: logger.child({ component: 'transforms' }),
+    settings: { ...config.transforms, maxSourceBytes: config.thumbnails.maxSourceBytes, maxPixels: config.thumbnails.maxPixels },
+    onResult: (result) => metrics.transforms.inc({ result }),
+  });
   const tus = new TusService({
     // No owner: a tus reservation belongs to the upload, not to the instance that made it (it outlives restarts until it expires).
     orm, store, resumable: createResumableStore(store), quota: new StorageQuota({ orm, owner: null }), teamStates, committer, xxhash,
@@ -381,6 +390,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     teamDeletion,
     verification,
     thumbnailer,
+    transformer,
   };
   services.metrics.observe({ gate: services.gate, pool });
   return services;
@@ -423,6 +433,7 @@ export async function closeServices(services: CoreServices & Partial<ServerServi
   await new BackgroundJobs(services).stop();
   services.idempotency.close();
   await services.automationDispatcher.stop();
+  await services.transformer.stop();
   services.redis?.disconnect();
   await services.pool.close();
   await services.store.close();

@@ -68,6 +68,8 @@ export interface Config {
   workerThreads: number;
   /** Thumbnails of image uploads (src/previews/thumbnailer.ts). */
   thumbnails: { concurrency: number; size: number; maxSourceBytes: number; maxPixels: number; ffmpegPath: string | null; maxVideoBytes: number };
+  /** Resized images on request (src/previews/image-transformer.ts); their sources are bounded by `thumbnails`' maxSourceBytes and maxPixels. */
+  transforms: { concurrency: number; queueLimit: number; cacheBytes: number };
   maxJsonBodyBytes: number;
   apiKeyCacheSeconds: number;
   /** DEFAULT_PLAN: the slug of the plan a team created without one gets. */
@@ -261,6 +263,11 @@ function toConfig(values: SettingValues, cwd: string): Config {
       maxPixels: values.THUMBNAIL_MAX_MEGAPIXELS * 1_000_000,
       ffmpegPath: values.FFMPEG_PATH,
       maxVideoBytes: values.THUMBNAIL_MAX_VIDEO_MIB * 1024 * 1024,
+    },
+    transforms: {
+      concurrency: values.TRANSFORM_CONCURRENCY,
+      queueLimit: values.TRANSFORM_QUEUE_LIMIT,
+      cacheBytes: values.TRANSFORM_CACHE_MIB * 1024 * 1024,
     },
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,

@@ -103,6 +103,10 @@ export const settings = {
   // Video posters need an ffmpeg binary (Debian's package); unset or not found: videos get no thumbnail.
   FFMPEG_PATH: setting(z.string().min(1).nullable(), 'the ffmpeg command or its path, or unset for no video posters'),
   THUMBNAIL_MAX_VIDEO_MIB: setting(integer(1, 65_536), 'an integer from 1 to 65536 (MiB; larger videos get no poster)'),
+  // Resized images on request (src/previews/image-transformer.ts); the THUMBNAIL_MAX_* bounds apply to their sources too.
+  TRANSFORM_CONCURRENCY: setting(integer(1, 64), 'an integer from 1 to 64 (images resized at once per service process)'),
+  TRANSFORM_QUEUE_LIMIT: setting(integer(0, 10_000), 'an integer from 0 to 10000 (resizes waiting per service process; more answer 503)'),
+  TRANSFORM_CACHE_MIB: setting(integer(0, 1_048_576), 'an integer from 0 to 1048576 (MiB of resized images kept in storage; 0: none kept)'),
   MAX_JSON_BODY_BYTES: setting(integer(1024, 64 * 1024 * 1024), 'an integer from 1024 to 67108864'),
   API_KEY_CACHE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),
   // The plan of a team created without one; start-up checks that the plan exists once the database is up.

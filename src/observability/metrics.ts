@@ -48,6 +48,8 @@ export class Metrics {
   readonly uploadStages: Histogram<'stage'>;
   /** Thumbnails of image uploads, by outcome (src/previews/thumbnailer.ts). */
   readonly thumbnails: Counter<'outcome'>;
+  /** Requests for resized images, by result (src/previews/image-transformer.ts). */
+  readonly transforms: Counter<'result'>;
   /** StorageError failures of uploads (opening, writing or finishing the object), by StorageError code. */
   readonly storageWriterErrors: Counter<'code'>;
   /** API key prefixes looked up in the database (cache misses), by whether a usable key was found. */
@@ -132,6 +134,12 @@ export class Metrics {
       name: 'media_thumbnails_total',
       help: 'Thumbnails of image uploads, by outcome (made; failed: the image cannot be decoded or is too large, never retried; retried: a transient failure)',
       labelNames: ['outcome'] as const,
+      registers,
+    });
+    this.transforms = new Counter({
+      name: 'media_transforms_total',
+      help: 'Requests for resized images, by result (hit: from the cache; miss: resized now; shared: resized for a request of the same variant at the same time; refused: 400; busy: 503)',
+      labelNames: ['result'] as const,
       registers,
     });
     this.storageWriterErrors = new Counter({

@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { MAX_SNIFF_BYTES, type SniffResult } from '../uploads/sniffing/sniff-content.ts';
-import type { MediaTask, MediaTaskResult, MediaTaskResultFor, ThumbnailTask, ThumbnailTaskResult } from './media-task-types.ts';
+import type { MediaTask, MediaTaskResult, MediaTaskResultFor, ThumbnailTask, ThumbnailTaskResult, TransformTask, TransformTaskResult } from './media-task-types.ts';
 
 const WORKER_FILE = fileURLToPath(new URL('../../workers/media-tasks.ts', import.meta.url));
 
@@ -129,6 +129,16 @@ export class MediaPool {
   async thumbnail(image: Buffer, options: Omit<ThumbnailTask, 'kind' | 'image'>): Promise<ThumbnailTaskResult> {
     const buffer = ownArrayBuffer(image, false);
     return this.run({ kind: 'thumbnail', image: buffer, ...options }, [buffer]);
+  }
+
+  /**
+   * A resized image in a worker (transformImage of src/previews/transform-image.ts). `image` is
+   * TRANSFERRED when it owns its whole ArrayBuffer (as hashBlocks explains; it is detached then),
+   * copied otherwise: the caller read it from storage for this task only.
+   */
+  async transform(image: Buffer, options: Omit<TransformTask, 'kind' | 'image'>): Promise<TransformTaskResult> {
+    const buffer = ownArrayBuffer(image, true);
+    return this.run({ kind: 'transform', image: buffer, ...options }, [buffer]);
   }
 
   /** Share of the pool's thread time spent running tasks so far, 0 to 1 (piscina's estimate). */

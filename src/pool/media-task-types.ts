@@ -6,6 +6,7 @@
  * bigint block hashes, plain objects.
  */
 import type { SniffResult } from '../uploads/sniffing/sniff-content.ts';
+import type { ResolvedTransform } from '../domain/media/image-transform-params.ts';
 
 /** Hash whole blocks of the content hash (src/uploads/hashing/content-hash.ts), each with hashBlock(). */
 export interface HashBlocksTask {
@@ -49,8 +50,25 @@ export type ThumbnailTaskResult =
   /** sharp refused the image (not decodable, too many pixels): making it again would fail again. */
   | { kind: 'thumbnail'; outcome: 'undecodable'; reason: string };
 
-export type MediaTask = HashBlocksTask | SniffTask | ThumbnailTask;
-export type MediaTaskResult = HashBlocksResult | SniffTaskResult | ThumbnailTaskResult;
+/** Resize an image on request with sharp (src/previews/transform-image.ts). */
+export interface TransformTask {
+  kind: 'transform';
+  /** The whole stored image, transferred. */
+  image: ArrayBuffer;
+  /** The transform as resolved for the image (resolveTransform); no side given: at most maxSide. */
+  transform: Pick<ResolvedTransform, 'width' | 'height' | 'fit' | 'format' | 'quality'>;
+  maxSide: number;
+  /** Images of more pixels than this are refused before they are decoded (decompression bombs). */
+  maxPixels: number;
+}
+
+export type TransformTaskResult =
+  | { kind: 'transform'; outcome: 'made'; data: ArrayBuffer; width: number; height: number }
+  /** More pixels than maxPixels, or not decodable: the same bytes fail the same way every time. */
+  | { kind: 'transform'; outcome: 'too-large' | 'undecodable'; reason: string };
+
+export type MediaTask = HashBlocksTask | SniffTask | ThumbnailTask | TransformTask;
+export type MediaTaskResult = HashBlocksResult | SniffTaskResult | ThumbnailTaskResult | TransformTaskResult;
 
 /** The result type that answers a given task type. */
 export type MediaTaskResultFor<Task extends MediaTask> = Extract<MediaTaskResult, { kind: Task['kind'] }>;

@@ -97,6 +97,8 @@ interface DeletedRow {
   size: string | number;
   file_name: string;
   thumbnail_status: string | null;
+  /** The keys of its cached resized images (media_transform), read before the delete cascaded them away. */
+  transform_keys?: string[];
 }
 
 interface LockedRow {
@@ -213,10 +215,12 @@ export class MediaEditService {
   private async deleteRows(teamId: string, mediaIds: string[]): Promise<{ deleted: DeletedRow[]; usedTeamStorage: number }> {
     const wanted = mediaIds.filter(isUuid);
     return this.orm.em.fork().transactional(async (em) => {
+      const transforms = wanted.length === 0 ? [] : await this.lockWithTransforms(em, teamId, wanted);
       const deleted =
         wanted.length === 0
           ? []
           : await em.execute<DeletedRow[]>('delete from media_file where team_id = ? and id in (?) returning id, storage_key, size, file_name, thumbnail_status', [teamId, wanted]);
+      for (const row of deleted) row.transform_keys = transforms.filter((transform) => transform.media_id === row.id).map((transform) => transform.storage_key);
       const freed = deleted.reduce((sum, row) => sum + Number(row.size), 0);
       // The same conditional update as StorageQuota.free, answering the new total.
       const rows = await em.execute<{ used_storage: string | number }[]>(
@@ -227,11 +231,24 @@ export class MediaEditService {
     });
   }
 
+  /**
+   * Locks the files and answers the keys of their cached resized images, which their delete
+   * cascades away. Locked first: a resized image recorded meanwhile (its insert checks the file's
+   * row) waits for the delete and then fails, so none is missed (transform-cache.ts).
+   */
+  private async lockWithTransforms(em: EntityManager, teamId: string, ids: string[]): Promise<{ media_id: string; storage_key: string }[]> {
+    const locked = await em.execute<{ id: string }[]>('select id from media_file where team_id = ? and id in (?) order by id for update', [teamId, ids]);
+    if (locked.length === 0) return [];
+    return em.execute('select media_id, storage_key from media_transform where media_id in (?)', [locked.map((row) => row.id)]);
+  }
+
   private async afterDelete(teamId: string, deleted: DeletedRow[]): Promise<void> {
     if (deleted.length === 0) return;
     const byKey = new Map(deleted.map((row) => [row.storage_key, row]));
     // A thumbnail being made now is removed by its thumbnailer, which finds the row gone (thumbnailer.ts).
     for (const row of deleted) if (row.thumbnail_status === 'ready') byKey.set(thumbnailStorageKey(teamId, row.id), row);
+    // Its resized images too; one being made now is removed by its transformer, which finds the row gone (image-transformer.ts).
+    for (const row of deleted) for (const key of row.transform_keys ?? []) byKey.set(key, row);
     // While a backup runs, the objects are queued for the drain instead (backup-guard.ts).
     await removeDeletedObjects(this.orm, [...byKey.keys()], 'MEDIA_DELETE', async (key) => {
       try {

@@ -65,6 +65,14 @@ export async function placeStoredObjects(options: PlacementOptions): Promise<Pla
       let moved = 0;
       for (const { table } of STORED_OBJECT_TABLES) {
         // Thumbnails are not copied: a moved image's thumbnail is made again in the new store.
+        // Nor resized images: made again in the new store on their next request (the old store's are left there).
+        if (table === 'media_file') {
+          await em.execute(
+            `delete from media_transform mt using media_file t, storage_copy c
+              where mt.media_id = t.id and c.target = ? and c.verified and c.storage_key = t.storage_key and t.storage_location is distinct from ?`,
+            [location, location],
+          );
+        }
         const thumbnails = table === 'media_file'
           ? `, thumbnail_status = case when t.thumbnail_status = 'ready' then 'pending' else t.thumbnail_status end, thumbnail_attempts = 0`
           : '';

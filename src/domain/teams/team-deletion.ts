@@ -13,8 +13,9 @@ import { whileNoBackup } from '../storage-removals/backup-guard.ts';
  * Deleting a team (TEAM_DELETE) in two steps that survive a crash between them:
  *
  * 1. One transaction (the caller's): every storage key the team's rows name is written to
- *    `storage_deletion` (media files, team files, to-do files: the object; uploads in progress
- *    (reservations): their temp file or multipart upload and the object; unfinished resumable
+ *    `storage_deletion` (media files with their thumbnails and cached resized images, team files,
+ *    to-do files: the object; uploads in progress (reservations): their temp file or multipart
+ *    upload and the object; unfinished resumable
  *    uploads: their parts and tail), then the team row is deleted. Every table of the team
  *    references it `on delete cascade` (members, groups, keys, invites, logs, folders, media,
  *    files, to-dos, tus uploads, upload URLs, reservations, automations and their deliveries,
@@ -44,6 +45,8 @@ select gen_random_uuid(), kind, storage_key, data, 'TEAM_DELETE', now() from (
   select 'object' as kind, storage_key, null::jsonb as data from media_file where team_id = ?
   -- thumbnailStorageKey (src/domain/media/thumbnail-links.ts); one still being made is removed by its thumbnailer
   union all select 'object', 'thumbnails/' || team_id || '/' || id || '.webp', null from media_file where team_id = ? and thumbnail_status = 'ready'
+  -- cached resized images; one recorded from now on waits for the team's lock and then fails (transform-cache.ts)
+  union all select 'object', storage_key, null from media_transform where team_id = ?
   union all select 'object', storage_key, null from team_file where team_id = ?
   union all select 'object', storage_key, null from todo_file where team_id = ?
   union all select 'upload', storage_key, null from upload_reservation r where team_id = ?
@@ -89,7 +92,7 @@ export class TeamDeletion {
       'select id, file_name, thumbnail_status from media_file where team_id = ? and is_public',
       [teamId],
     );
-    const queued = await em.execute<{ id: string }[]>(`${QUEUE_TEAM_OBJECTS} returning id`, [teamId, teamId, teamId, teamId, teamId, teamId]);
+    const queued = await em.execute<{ id: string }[]>(`${QUEUE_TEAM_OBJECTS} returning id`, [teamId, teamId, teamId, teamId, teamId, teamId, teamId]);
     await em.execute('delete from team where id = ?', [teamId]);
     // A thumbnail was served only once ready.
     const publicLinks = published.flatMap((row) => [mediaPath(teamId, row.id, row.file_name), ...(row.thumbnail_status === 'ready' ? [thumbnailPath(teamId, row.id)] : [])])

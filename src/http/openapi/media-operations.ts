@@ -4,6 +4,9 @@ import { DEFAULT_TAG_LIMIT, DEFAULT_USAGE_DAYS, MAX_TAG_LIMIT, MAX_TAG_SEARCH_LE
 import { bulkSchema, updateSchema as mediaUpdateSchema } from '../../domain/media/media-edit.service.ts';
 import { MAX_SEARCH_LENGTH, MEDIA_TYPES } from '../../domain/media/media.service.ts';
 import { DEFAULT_PREVIEW_LINES, MAX_PREVIEW_LINES, PREVIEW_FROM } from '../../domain/media/text-preview.ts';
+import {
+  DEFAULT_TRANSFORM_QUALITY, MAX_TRANSFORM_SIDE, TRANSFORM_FITS, TRANSFORM_FORMATS, TRANSFORM_QUALITIES, TRANSFORM_SIDES,
+} from '../../domain/media/image-transform-params.ts';
 import { uploadOptionSchemas } from '../../uploads/options/upload-options.ts';
 import { JSON_BODY_ERRORS } from './common-errors.ts';
 import { idempotencyHeaders, replayedHeader } from './idempotency-docs.ts';
@@ -48,6 +51,32 @@ const jsonUpload = z
     tags: z.union([z.array(uploadOptionSchemas.tag).max(20), uploadOptionSchemas.tagList]).optional(),
   })
   .meta({ id: 'JsonUploadRequest', description: 'Other members are ignored.' });
+
+const side = (which: string) => z.literal(TRANSFORM_SIDES as number[]).optional().meta({
+  description: `Resized images: the ${which} in pixels, one of the listed values; the image is never enlarged.`,
+});
+
+/** The transform parameters (src/domain/media/image-transform-params.ts); any one of them asks for a resized image. */
+const transformQuery = {
+  w: side('width'),
+  h: side('height'),
+  fit: z.enum(TRANSFORM_FITS).optional().meta({
+    description: 'Resized images, with both w and h: cover crops to the box, contain letterboxes into it (transparent; white for JPEG), '
+      + 'inside (the default) fits within it. With one side the aspect ratio is kept whatever the fit.',
+  }),
+  format: z.enum(TRANSFORM_FORMATS).optional().meta({
+    description: 'Resized images: the output format; default the file\'s own (a GIF\'s first frame becomes a PNG). No negotiation by Accept.',
+  }),
+  q: z.literal(TRANSFORM_QUALITIES as number[]).optional().meta({
+    description: `Resized images: the quality of WebP, AVIF and JPEG output (default ${DEFAULT_TRANSFORM_QUALITY}); PNG is lossless and ignores it.`,
+  }),
+};
+
+const TRANSFORM_DESCRIPTION =
+  ' Any of w, h, fit, format, q answers the image resized (PNG, JPEG, WebP, GIF and AVIF files): at most '
+  + `${MAX_TRANSFORM_SIDE} pixels a side, upright by its EXIF orientation, without metadata, made once and cached, `
+  + 'with an ETag of its own. A private file\'s resized image needs a link signed with its parameters (getMediaLink with the same parameters); '
+  + 'the signature of the file itself does not pass, nor that of other parameters.';
 
 /** The media update body: the service's schema, with the two fields it parses by hand shown as it parses them. */
 const mediaUpdateBody = mediaUpdateSchema
@@ -165,11 +194,14 @@ export const mediaOperations: Record<string, OperationDoc> = {
   [`GET ${mediaBase}/:mediaId`]: {
     operationId: 'getMediaLink',
     summary: 'Get a link to a file',
-    description: `${teamRoute('team.media.view')} The public link of a public file; a link signed for one hour for a private one.`,
+    description: `${teamRoute('team.media.view')} The public link of a public file; a link signed for one hour for a private one. `
+      + 'With any of w, h, fit, format, q: the link of the image resized so (getFile), its parameters in one spelling, and for a private file '
+      + 'signed with them.',
     tag: 'media',
     access: 'teamApiKey',
+    query: z.object(transformQuery),
     responses: { 200: { description: 'The link.', schema: mediaLinkSchema } },
-    errors: { 404: 'No such file in the team.' },
+    errors: { 400: 'A transform parameter off its list, or given twice; transform parameters for a file that is not an image.', 404: 'No such file in the team.' },
   },
   [`GET ${mediaBase}/preview/:mediaId`]: {
     operationId: 'previewTextMedia',
@@ -297,38 +329,51 @@ export const fileOperations: Record<string, OperationDoc> = {
     summary: 'The file itself',
     description:
       'No key: a public file to anyone; a private one only with a valid signed link (expires and signature from getMediaLink). ' +
-      'Byte ranges and If-None-Match are honoured. Public links may point at CDN_URL, which pulls from here.',
+      'Byte ranges and If-None-Match are honoured. Public links may point at CDN_URL, which pulls from here.' + TRANSFORM_DESCRIPTION
+      + ' Ranges do not apply to resized images.',
     tag: 'files',
     access: 'public',
     query: z.object({
       expires: z.string().optional().meta({ description: 'Signed links: Unix time the link expires.' }),
       signature: z.string().optional().meta({ description: 'Signed links: the signature.' }),
+      ...transformQuery,
     }),
     headers: z.object({
       Range: z.string().optional().meta({ description: 'One byte range, e.g. bytes=0-1023.' }),
       'If-None-Match': z.string().optional(),
     }),
     responses: {
-      200: { description: 'The file, with its own Content-Type.', content: { '*/*': binary() } },
+      200: { description: 'The file, with its own Content-Type; or the resized image, with the output\'s.', content: { '*/*': binary() } },
       206: { description: 'The requested range.', content: { '*/*': binary() } },
       304: { description: 'Not modified (If-None-Match matched the ETag).' },
       416: { description: 'The range is outside the file.' },
     },
-    errors: { 403: 'The signed link is invalid or expired.', 404: 'No such file, or a private file without a signature.' },
+    errors: {
+      400: 'Resized images: a parameter off its list or given twice, a file that is not an image, or an image too large or not decodable.',
+      403: 'The signed link is invalid or expired, or signed for other transform parameters.',
+      404: 'No such file, or a private file without a signature.',
+      503: 'Resized images: too many being made on this instance; retry after Retry-After seconds.',
+    },
   },
   'HEAD /media/team/:teamId/:file': {
     operationId: 'headFile',
     summary: 'The file\'s headers only',
+    description: 'As getFile without the body; with transform parameters the resized image is made (or found cached) to announce its length.',
     tag: 'files',
     access: 'public',
-    query: z.object({ expires: z.string().optional(), signature: z.string().optional() }),
+    query: z.object({ expires: z.string().optional(), signature: z.string().optional(), ...transformQuery }),
     responses: {
       200: { description: 'Headers of the whole file.' },
       206: { description: 'Headers of the range.' },
       304: { description: 'Not modified.' },
       416: { description: 'The range is outside the file.' },
     },
-    errors: { 403: 'The signed link is invalid or expired.', 404: 'No such file, or a private file without a signature.' },
+    errors: {
+      400: 'Resized images: a parameter off its list, a file that is not an image, or an image too large or not decodable.',
+      403: 'The signed link is invalid or expired, or signed for other transform parameters.',
+      404: 'No such file, or a private file without a signature.',
+      503: 'Resized images: too many being made on this instance.',
+    },
   },
   'GET /media/team/:teamId/thumbnails/:file': {
     operationId: 'getThumbnail',

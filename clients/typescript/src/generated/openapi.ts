@@ -70,7 +70,7 @@ export type paths = {
         };
         /**
          * Get a link to a file
-         * @description Needs `team.media.view`. The public link of a public file; a link signed for one hour for a private one.
+         * @description Needs `team.media.view`. The public link of a public file; a link signed for one hour for a private one. With any of w, h, fit, format, q: the link of the image resized so (getFile), its parameters in one spelling, and for a private file signed with them.
          */
         get: operations["getMediaLink"];
         put?: never;
@@ -378,14 +378,17 @@ export type paths = {
         };
         /**
          * The file itself
-         * @description No key: a public file to anyone; a private one only with a valid signed link (expires and signature from getMediaLink). Byte ranges and If-None-Match are honoured. Public links may point at CDN_URL, which pulls from here.
+         * @description No key: a public file to anyone; a private one only with a valid signed link (expires and signature from getMediaLink). Byte ranges and If-None-Match are honoured. Public links may point at CDN_URL, which pulls from here. Any of w, h, fit, format, q answers the image resized (PNG, JPEG, WebP, GIF and AVIF files): at most 2560 pixels a side, upright by its EXIF orientation, without metadata, made once and cached, with an ETag of its own. A private file's resized image needs a link signed with its parameters (getMediaLink with the same parameters); the signature of the file itself does not pass, nor that of other parameters. Ranges do not apply to resized images.
          */
         get: operations["getFile"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** The file's headers only */
+        /**
+         * The file's headers only
+         * @description As getFile without the body; with transform parameters the resized image is made (or found cached) to announce its length.
+         */
         head: operations["headFile"];
         patch?: never;
         trace?: never;
@@ -4519,7 +4522,18 @@ export interface operations {
     };
     getMediaLink: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Resized images: the width in pixels, one of the listed values; the image is never enlarged. */
+                w?: 16 | 32 | 48 | 64 | 96 | 128 | 160 | 192 | 256 | 320 | 384 | 480 | 512 | 640 | 768 | 800 | 960 | 1024 | 1280 | 1600 | 1920 | 2048 | 2560;
+                /** @description Resized images: the height in pixels, one of the listed values; the image is never enlarged. */
+                h?: 16 | 32 | 48 | 64 | 96 | 128 | 160 | 192 | 256 | 320 | 384 | 480 | 512 | 640 | 768 | 800 | 960 | 1024 | 1280 | 1600 | 1920 | 2048 | 2560;
+                /** @description Resized images, with both w and h: cover crops to the box, contain letterboxes into it (transparent; white for JPEG), inside (the default) fits within it. With one side the aspect ratio is kept whatever the fit. */
+                fit?: "cover" | "contain" | "inside";
+                /** @description Resized images: the output format; default the file's own (a GIF's first frame becomes a PNG). No negotiation by Accept. */
+                format?: "webp" | "avif" | "jpeg" | "png";
+                /** @description Resized images: the quality of WebP, AVIF and JPEG output (default 80); PNG is lossless and ignores it. */
+                q?: 50 | 60 | 70 | 75 | 80 | 85 | 90 | 95;
+            };
             header?: never;
             path: {
                 /** @description The team; a team key must belong to it (401 otherwise). */
@@ -4543,7 +4557,7 @@ export interface operations {
                     "application/json": components["schemas"]["MediaLink"];
                 };
             };
-            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            /** @description A transform parameter off its list, or given twice; transform parameters for a file that is not an image. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6991,6 +7005,16 @@ export interface operations {
                 expires?: string;
                 /** @description Signed links: the signature. */
                 signature?: string;
+                /** @description Resized images: the width in pixels, one of the listed values; the image is never enlarged. */
+                w?: 16 | 32 | 48 | 64 | 96 | 128 | 160 | 192 | 256 | 320 | 384 | 480 | 512 | 640 | 768 | 800 | 960 | 1024 | 1280 | 1600 | 1920 | 2048 | 2560;
+                /** @description Resized images: the height in pixels, one of the listed values; the image is never enlarged. */
+                h?: 16 | 32 | 48 | 64 | 96 | 128 | 160 | 192 | 256 | 320 | 384 | 480 | 512 | 640 | 768 | 800 | 960 | 1024 | 1280 | 1600 | 1920 | 2048 | 2560;
+                /** @description Resized images, with both w and h: cover crops to the box, contain letterboxes into it (transparent; white for JPEG), inside (the default) fits within it. With one side the aspect ratio is kept whatever the fit. */
+                fit?: "cover" | "contain" | "inside";
+                /** @description Resized images: the output format; default the file's own (a GIF's first frame becomes a PNG). No negotiation by Accept. */
+                format?: "webp" | "avif" | "jpeg" | "png";
+                /** @description Resized images: the quality of WebP, AVIF and JPEG output (default 80); PNG is lossless and ignores it. */
+                q?: 50 | 60 | 70 | 75 | 80 | 85 | 90 | 95;
             };
             header?: {
                 /** @description One byte range, e.g. bytes=0-1023. */
@@ -7007,7 +7031,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The file, with its own Content-Type. */
+            /** @description The file, with its own Content-Type; or the resized image, with the output's. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7032,7 +7056,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            /** @description Resized images: a parameter off its list or given twice, a file that is not an image, or an image too large or not decodable. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7041,7 +7065,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The signed link is invalid or expired. */
+            /** @description The signed link is invalid or expired, or signed for other transform parameters. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7084,7 +7108,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            /** @description Resized images: too many being made on this instance; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7101,6 +7125,16 @@ export interface operations {
             query?: {
                 expires?: string;
                 signature?: string;
+                /** @description Resized images: the width in pixels, one of the listed values; the image is never enlarged. */
+                w?: 16 | 32 | 48 | 64 | 96 | 128 | 160 | 192 | 256 | 320 | 384 | 480 | 512 | 640 | 768 | 800 | 960 | 1024 | 1280 | 1600 | 1920 | 2048 | 2560;
+                /** @description Resized images: the height in pixels, one of the listed values; the image is never enlarged. */
+                h?: 16 | 32 | 48 | 64 | 96 | 128 | 160 | 192 | 256 | 320 | 384 | 480 | 512 | 640 | 768 | 800 | 960 | 1024 | 1280 | 1600 | 1920 | 2048 | 2560;
+                /** @description Resized images, with both w and h: cover crops to the box, contain letterboxes into it (transparent; white for JPEG), inside (the default) fits within it. With one side the aspect ratio is kept whatever the fit. */
+                fit?: "cover" | "contain" | "inside";
+                /** @description Resized images: the output format; default the file's own (a GIF's first frame becomes a PNG). No negotiation by Accept. */
+                format?: "webp" | "avif" | "jpeg" | "png";
+                /** @description Resized images: the quality of WebP, AVIF and JPEG output (default 80); PNG is lossless and ignores it. */
+                q?: 50 | 60 | 70 | 75 | 80 | 85 | 90 | 95;
             };
             header?: never;
             path: {
@@ -7134,7 +7168,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            /** @description Resized images: a parameter off its list, a file that is not an image, or an image too large or not decodable. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7143,7 +7177,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The signed link is invalid or expired. */
+            /** @description The signed link is invalid or expired, or signed for other transform parameters. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7186,7 +7220,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            /** @description Resized images: too many being made on this instance. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];

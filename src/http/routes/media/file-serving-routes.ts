@@ -2,12 +2,16 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../../config/config.ts';
 import { Permission } from '../../../auth/permissions.ts';
 import { MediaFile } from '../../../domain/media/media-file.entity.ts';
+import {
+  canonicalTransformQuery, parseTransform, resolveTransform, signedTransformPath, transformFileName, type TransformRequest,
+} from '../../../domain/media/image-transform-params.ts';
 import { mediaFilePart, mediaPath, publicMediaUrl } from '../../../domain/media/media-links.ts';
 import type { ServedTrafficCounter } from '../../../domain/media/served-traffic.ts';
 import type { SignedLinks } from '../../../domain/media/signed-links.ts';
 import { THUMBNAIL_CONTENT_TYPE, thumbnailPath, thumbnailStorageKey } from '../../../domain/media/thumbnail-links.ts';
 import { isUuid } from '../../../domain/validation.ts';
 import { forbidden, notFound } from '../../../errors/errors.ts';
+import type { ImageTransformer } from '../../../previews/image-transformer.ts';
 import { isStorageError, type ObjectStore } from '../../../storage/object-store.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
 import { MEDIA_BASE, publicRouteBuilder, teamRouteBuilder, type TeamRouteDeps } from '../route-builder.ts';
@@ -17,6 +21,8 @@ export interface FileServingRouteDeps extends TeamRouteDeps {
   store: Pick<ObjectStore, 'read'>;
   /** Signs and checks private files' links (the composition root gives it the operator secret). */
   fileLinks: SignedLinks;
+  /** Resized images (`?w=&h=&fit=&format=&q=` on a file's link). */
+  transformer: Pick<ImageTransformer, 'get' | 'countRefused'>;
 }
 
 /** Public files never change under their key (renames do not move bytes), so caches may keep them for a year. */
@@ -102,6 +108,12 @@ const EMPTY_BODY: AsyncIterable<Buffer> = { async *[Symbol.asyncIterator]() {} }
  * signature answers 404, the same as a file that does not exist, so private
  * ids are never confirmed.
  *
+ * Any of `w`, `h`, `fit`, `format`, `q` on a file's link asks for the image resized
+ * (image-transform-params.ts, ImageTransformer); a signed link of a resized private image
+ * signs the path with the canonical transform query, so a signature of the file does not
+ * pass for a transform, nor one transform's for another. The link route takes the same
+ * parameters and answers such a link.
+ *
  * With `servedTraffic`, every 200, 206 and 304 answer (GET or HEAD) counts as
  * one request of the file's team, and the body bytes sent count as traffic
  * (ServedTrafficCounter.countBody); refusals (403, 404, 416) are not counted.
@@ -124,11 +136,31 @@ export function fileServingRoutes(
   const route = teamRouteBuilder(services, 0, MEDIA_BASE);
   const publicRoute = publicRouteBuilder();
 
+  /** The transform a file link's query asks for (null: none); a refusal (400) is counted. */
+  const transformOf = (query: URLSearchParams): TransformRequest | null => {
+    try {
+      return parseTransform(query);
+    } catch (error) {
+      services.transformer.countRefused();
+      throw error;
+    }
+  };
+
   const linkRoute = route('GET', '/:mediaId', Permission.mediaView, async (call) => {
     const mediaId = call.param('mediaId');
+    const transform = parseTransform(call.request.query);
     const file = await findFile(call.teamId, mediaId);
     if (!file) throw notFound('media file', mediaId);
     const path = mediaPath(call.teamId, file.id, file.fileName);
+    if (transform) {
+      // 400 for a file that is not an image: the link would only ever answer that.
+      resolveTransform(transform, file.contentType);
+      const query = canonicalTransformQuery(transform);
+      const url = file.isPublic
+        ? `${publicMediaUrl(publicBase, path)}?${query}`
+        : `${publicMediaUrl(config.publicUrl, path)}?${query}&${links.sign(signedTransformPath(path, transform)).slice(1)}`;
+      return json(200, { url }, { 'Cache-Control': 'no-store' });
+    }
     const url = file.isPublic ? publicMediaUrl(publicBase, path) : `${publicMediaUrl(config.publicUrl, path)}${links.sign(path)}`;
     return json(200, { url }, { 'Cache-Control': 'no-store' });
   });
@@ -147,12 +179,14 @@ export function fileServingRoutes(
     const teamId = request.params['teamId']!;
     const filePart = request.params['file']!;
     const path = `media/team/${teamId}/${filePart}`;
-    const signedSecondsLeft = signedSecondsLeftOf(request, path);
+    const transform = transformOf(request.query);
+    const signedSecondsLeft = signedSecondsLeftOf(request, transform ? signedTransformPath(path, transform) : path);
     const idMatch = FILE_PART_PATTERN.exec(filePart);
     const file = idMatch ? await findFile(teamId, idMatch[1]!) : null;
     // The file part must be exactly the one links are built with (same id, same extension).
     if (!file || mediaFilePart(file.id, file.fileName) !== filePart || file.team.id !== teamId) throw notFound('media file');
     if (!file.isPublic && signedSecondsLeft === null) throw notFound('media file');
+    if (transform) return serveTransform(request, file, transform, signedSecondsLeft);
 
     const etag = `"${file.hash ?? file.id}"`;
     const size = file.size;
@@ -200,6 +234,42 @@ export function fileServingRoutes(
       streamed = traffic.countBody(file.team.id, streamed, request.signal);
     }
     return { status, headers, stream: { body: streamed, length } };
+  };
+
+  /** The file resized (ImageTransformer), once its access was checked: the file's caching rules, an ETag per variant. */
+  const serveTransform = async (request: HttpRequest, file: MediaFile, transform: TransformRequest, signedSecondsLeft: number | null): Promise<HttpResult> => {
+    let resolved;
+    try {
+      resolved = resolveTransform(transform, file.contentType);
+    } catch (error) {
+      services.transformer.countRefused();
+      throw error;
+    }
+    const etag = `"${file.hash ?? file.id}-${resolved.variant}"`;
+    const headers: Record<string, string> = {
+      ETag: etag,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': signedSecondsLeft === null ? PUBLIC_CACHE_CONTROL : `private, max-age=${signedSecondsLeft}`,
+    };
+    // The variant's bytes follow from the file's content and the parameters: no need to look for them.
+    if (etagMatches(request.headers['if-none-match'], etag)) {
+      traffic?.countRequest(file.team.id);
+      return { status: 304, headers };
+    }
+    const source = { id: file.id, teamId: file.team.id, storageKey: file.storageKey, size: file.size };
+    const image = await services.transformer.get(source, resolved, { withBody: request.method !== 'HEAD' });
+    headers['Content-Type'] = resolved.contentType;
+    headers['Content-Disposition'] = contentDisposition(resolved.contentType, transformFileName(file.fileName, resolved.format));
+    traffic?.countRequest(file.team.id);
+    if (!image.body || request.method === 'HEAD') {
+      image.body?.destroy?.();
+      return { status: 200, headers, stream: { body: EMPTY_BODY, length: image.size } };
+    }
+    if (request.signal.aborted) {
+      image.body.destroy?.();
+      return { status: 200, headers };
+    }
+    return { status: 200, headers, stream: { body: traffic ? traffic.countBody(file.team.id, image.body, request.signal) : image.body, length: image.size } };
   };
 
   /** A media file's thumbnail (src/previews): the file's access rules, its own small WebP bytes. */
