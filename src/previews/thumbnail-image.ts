@@ -4,8 +4,8 @@ type Sharp = (typeof import('sharp'))['default'];
 
 let loaded: Promise<Sharp> | null = null;
 
-/** sharp, loaded on the first thumbnail (a worker that only hashes never pays for libvips). */
-function loadSharp(): Promise<Sharp> {
+/** sharp, loaded on the first thumbnail or metadata strip (a worker that only hashes never pays for libvips). */
+export function loadSharp(): Promise<Sharp> {
   loaded ??= import('sharp').then(({ default: sharp }) => {
     // One libvips thread per pool thread: the pool is the service's bound on CPU work, and libvips'
     // own pool (a thread per core by default) would multiply it. No operation cache: every image is new.
