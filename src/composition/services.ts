@@ -70,6 +70,7 @@ import { ThumbnailQueue } from '../previews/thumbnail-queue.ts';
 import { Thumbnailer } from '../previews/thumbnailer.ts';
 import { TusService } from '../uploads/tus/tus-service.ts';
 import { MAX_BODY_BYTES, UploadService } from '../uploads/receive/upload-service.ts';
+import { MetadataStripper } from '../uploads/metadata/metadata-stripper.ts';
 import { UploadUseCase } from '../uploads/upload-use-case.ts';
 
 /** Most uploads of one team committed in one statement (group commit). */
@@ -267,8 +268,10 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     },
   });
   const xxhash = await loadXxhash();
+  // As many strips at once as the pool has threads: each holds its image in memory, and more would only wait in the pool's queue.
+  const stripper = new MetadataStripper({ store, pool, ...config.stripMetadata, concurrency: config.workerThreads });
   const uploads = new UploadService({
-    orm, store, pool, xxhash, quota: new StorageQuota({ orm, owner: identity }), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates,
+    orm, store, pool, xxhash, quota: new StorageQuota({ orm, owner: identity }), stripper, hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates,
     idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
     observer: { stage: (stage, seconds) => metrics.uploadStages.observe({ stage }, seconds) },
   });
@@ -337,7 +340,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     memberAdmin,
     memberNotes: new MemberNoteService({ orm }),
     teamMe: new TeamMeService({ orm, members: memberAdmin, subscriptions }),
-    teamSettings: new TeamSettingsService({ orm, authCache: authenticator }),
+    teamSettings: new TeamSettingsService({ orm, authCache: authenticator, teamStates }),
     teamLogs: new TeamLogList({ orm }),
     groupAdmin: new GroupAdminService({ orm, authCache: authenticator }),
     teamModules: new TeamModuleService({ orm }),

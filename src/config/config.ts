@@ -68,6 +68,7 @@ export interface Config {
   workerThreads: number;
   /** Thumbnails of image uploads (src/previews/thumbnailer.ts). */
   thumbnails: { concurrency: number; size: number; maxSourceBytes: number; maxPixels: number };
+  stripMetadata: { maxBytes: number; maxPixels: number };
   maxJsonBodyBytes: number;
   apiKeyCacheSeconds: number;
   /** DEFAULT_PLAN: the slug of the plan a team created without one gets. */
@@ -260,6 +261,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
       maxSourceBytes: values.THUMBNAIL_MAX_SOURCE_MIB * 1024 * 1024,
       maxPixels: values.THUMBNAIL_MAX_MEGAPIXELS * 1_000_000,
     },
+    stripMetadata: { maxBytes: values.STRIP_METADATA_MAX_MIB * 1024 * 1024, maxPixels: values.STRIP_METADATA_MAX_MEGAPIXELS * 1_000_000 },
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,
     defaultPlan: values.DEFAULT_PLAN,

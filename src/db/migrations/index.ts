@@ -27,6 +27,7 @@ import { Migration20261127010000ApiKeyChanges } from './Migration20261127010000A
 import { Migration20261127020000UploadMakers } from './Migration20261127020000UploadMakers.ts';
 import { Migration20261128010000StorageLocations } from './Migration20261128010000StorageLocations.ts';
 import { Migration20261128020000Thumbnails } from './Migration20261128020000Thumbnails.ts';
+import { Migration20261128030000StripMetadata } from './Migration20261128030000StripMetadata.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -58,4 +59,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261127020000UploadMakers', class: Migration20261127020000UploadMakers },
   { name: 'Migration20261128010000StorageLocations', class: Migration20261128010000StorageLocations },
   { name: 'Migration20261128020000Thumbnails', class: Migration20261128020000Thumbnails },
+  { name: 'Migration20261128030000StripMetadata', class: Migration20261128030000StripMetadata },
 ];
