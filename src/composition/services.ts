@@ -284,7 +284,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   });
   const tus = new TusService({
     // No owner: a tus reservation belongs to the upload, not to the instance that made it (it outlives restarts until it expires).
-    orm, store, resumable: createResumableStore(store), quota: new StorageQuota({ orm, owner: null }), teamStates, committer, xxhash,
+    orm, store, resumable: createResumableStore(store), quota: new StorageQuota({ orm, owner: null }), teamStates, committer, stripper, xxhash,
     expirySeconds: config.tusExpirySeconds, maxSize: MAX_BODY_BYTES.multipart,
     makerMayUpload: (teamId, maker) => makerMayUpload(authenticator, teamId, maker),
     observer: {

@@ -5,6 +5,7 @@ import { startTestServer, expectError, type CreatedTeam, type TestServer } from 
 import { closeS3Client, DRIVERS_OF_THIS_PASS, driverSettings, settledObjects } from '../helpers/storage.ts';
 import { expectNothingCounted, teamStorageState, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
 import { createUploadUrl, postFormToUrl } from '../helpers/upload-urls.ts';
+import { tusMetadata, tusRequest, tusUpload } from '../helpers/tus.ts';
 
 // Issue 35.3: stripMetadata removes EXIF (with GPS), XMP and IPTC from JPEG, PNG and WebP before
 // the file is stored, turning it upright first; the stored size, hash and counted storage are the
@@ -102,6 +103,14 @@ for (const driver of DRIVERS_OF_THIS_PASS) {
     const viaUrl = note(await expectUploaded(await postFormToUrl(url.url, [{ content: images.webp.content, fileName: images.webp.fileName, field: 'file' }]), 'upload URL'));
     await expectStripped(t, viaUrl, images.webp, 'webp (upload URL)');
 
+    // tus: stripped once its last byte arrived, before its commit.
+    const tus = await tusUpload(server, team.teamId, team.key, images.jpeg.content, {
+      metadata: { filename: 'resumed.jpg', filetype: 'image/jpeg', public: 'true', stripMetadata: 'true' },
+    }).done;
+    const listed = await server.media('GET', `/v1/cdn/media/${team.teamId}?pageSize=100`, team.key);
+    const viaTus = note(listed.body.media.find((record: { id: string }) => record.id === tus.mediaId));
+    await expectStripped(t, viaTus, images.jpeg, 'jpeg (tus)');
+
     // Not asked: stored as sent. Not an image: stored as sent, whatever is asked.
     await expectKept(t, note(await expectUploaded(await uploadMultipart(server, team.teamId, team.key, images.png, 'public=true'), 'unasked')), images.png.content, 'not asked');
     const text = Buffer.from('Exif\0\0 is only text here\n');
@@ -140,6 +149,15 @@ for (const driver of DRIVERS_OF_THIS_PASS) {
     expectError(t, await uploadMultipart(server, team.teamId, team.key, images.jpeg, 'stripMetadata=yes'), 400, 'error.badRequest');
     expectError(t, await uploadJson(server, team.teamId, team.key, { file: images.jpeg.content.toString('base64'), fileName: 'a.jpg', stripMetadata: 'yes' }), 400, 'error.badRequest');
     expectError(t, await server.media('PATCH', `/v1/teams/${team.teamId}`, team.key, { body: { stripMetadata: 'yes' } }), 400, 'error.badRequest');
+    // A damaged image by tus: its last PATCH is refused and the upload is gone.
+    const created = await tusRequest(server, 'POST', `/v1/cdn/media/${team.teamId}/tus`, team.key, {
+      'upload-length': String(cut.length), 'upload-metadata': tusMetadata({ filename: 'cut.jpg', stripMetadata: 'true' }),
+    });
+    t.equal(created.status, 201);
+    const patched = await tusRequest(server, 'PATCH', new URL(created.headers.get('location')!, server.baseUrl).pathname, team.key, {
+      'upload-offset': '0', 'content-type': 'application/offset+octet-stream',
+    }, cut);
+    expectError(t, patched, 422, 'error.media.stripMetadataFailed');
     await expectNothingCounted(t, server, team.teamId, before);
     const stored = await settledObjects(driver, server.dataDir, team.teamId, sizes.length);
     t.same([stored.objects.length, stored.inProgress], [sizes.length, []], 'no object left by a refusal');

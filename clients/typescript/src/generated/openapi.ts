@@ -561,7 +561,7 @@ export type paths = {
         options?: never;
         head?: never;
         /**
-         * Change the team's name, logo, time zone, locale or join requirements
+         * Change the team's name, logo, time zone, locale, stripMetadata default or join requirements
          * @description Needs `team.settings.manage`. A key with scope media:upload gets 403. Logged as TEAM_UPDATED with the changed fields; a body that changes nothing logs nothing.
          */
         patch: operations["updateTeam"];
@@ -2608,6 +2608,8 @@ export type components = {
             tags?: string[] | string;
             /** @description Visibility; without it the target folder's defaultPublic, else public. */
             public?: boolean;
+            /** @description Remove the EXIF (with GPS), XMP and IPTC of a JPEG, PNG or WebP image before it is stored, turning it upright by its EXIF orientation first; size, hash and counted storage are the stripped file's. Without it the team's stripMetadata setting decides. Other types are stored as sent. */
+            stripMetadata?: boolean;
             /** @description The largest file the URL takes (413 beyond). */
             maxSizeBytes?: number;
             /** @description Allowed types of the file, `type/subtype` or `type/*` (1-32); the file's stored type must match one (415 otherwise). */
@@ -2645,6 +2647,8 @@ export type components = {
             logo?: string | null;
             timezone?: string;
             locale?: string;
+            /** @description Whether uploads that do not say `stripMetadata` have the EXIF, XMP and IPTC of their JPEG, PNG and WebP images stripped. */
+            stripMetadata?: boolean;
             /** @description Join requirements to change; the others stay. */
             requirements?: {
                 discord?: boolean;
@@ -3292,6 +3296,8 @@ export type components = {
             setup: boolean;
             timezone: string;
             locale: string;
+            /** @description Whether uploads that do not say `stripMetadata` have the EXIF, XMP and IPTC of their JPEG, PNG and WebP images stripped. Default false. */
+            stripMetadata: boolean;
         };
         TeamMinimalInfo: {
             /** Format: uuid */
@@ -3521,6 +3527,8 @@ export type components = {
             setup: boolean;
             timezone: string;
             locale: string;
+            /** @description Whether uploads that do not say `stripMetadata` have the EXIF, XMP and IPTC of their JPEG, PNG and WebP images stripped. Default false. */
+            stripMetadata: boolean;
             plan: components["schemas"]["Plan"] | null;
         };
         Plan: {
