@@ -328,7 +328,7 @@ export type paths = {
         put?: never;
         /**
          * tus: create a resumable upload (creation, creation-with-upload)
-         * @description Needs `team.media.upload`; a key with scope media:upload may call it. Upload-Length is reserved against the team's storage at once. Upload-Metadata keys: `filename` (required), `filetype`, `folder`, `folderId`, `tags` (comma list), `public`, each base64 as tus has it, validated like the upload options. A body (Content-Type application/offset+octet-stream) is the first bytes of the file. With an Idempotency-Key, a retry with the same Upload-Length and Upload-Metadata answers the first creation again (its Location, Upload-Expires, Upload-Offset; Idempotent-Replayed: true) and creates nothing; the bytes of a creation-with-upload are not compared and a retry's are not stored: continue from the answered Upload-Offset.
+         * @description Needs `team.media.upload`; a key with scope media:upload may call it. Upload-Length is reserved against the team's storage at once. Upload-Metadata keys: `filename` (required), `filetype`, `folder`, `folderId`, `tags` (comma list), `public`, `stripMetadata`, each base64 as tus has it, validated like the upload options. A body (Content-Type application/offset+octet-stream) is the first bytes of the file. With an Idempotency-Key, a retry with the same Upload-Length and Upload-Metadata answers the first creation again (its Location, Upload-Expires, Upload-Offset; Idempotent-Replayed: true) and creates nothing; the bytes of a creation-with-upload are not compared and a retry's are not stored: continue from the answered Upload-Offset.
          */
         post: operations["tusCreate"];
         delete?: never;
@@ -2545,6 +2545,8 @@ export type components = {
              */
             folderId?: string;
             tags?: string[] | string;
+            /** @description Remove the EXIF (with GPS), XMP and IPTC of a JPEG, PNG or WebP image before it is stored, turning it upright by its EXIF orientation first; size, hash and counted storage are the stripped file's. Without it the team's stripMetadata setting decides. Other types are stored as sent. */
+            stripMetadata?: boolean;
         };
         /** @description Every field optional; `{}` answers the file unchanged. folderId null takes the file out of its folder. */
         MediaUpdateRequest: {
@@ -4075,6 +4077,7 @@ export interface operations {
                 folder?: string;
                 folderId?: string;
                 tags?: string;
+                stripMetadata?: boolean;
                 /** @description true: the answer carries `deletionUrl`, a link that deletes this file without a key (ShareX's DeletionURL). Default false. */
                 deletionUrl?: boolean;
             };
@@ -4177,7 +4180,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is larger than the route allows. */
+            /** @description The body is larger than the route allows; or stripMetadata was asked for an image above STRIP_METADATA_MAX_MIB (messageKey error.media.stripMetadataTooLarge). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4195,7 +4198,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused). */
+            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused); or stripMetadata was asked for a JPEG, PNG or WebP that cannot be read (messageKey error.media.stripMetadataFailed). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4343,7 +4346,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is larger than the route allows. */
+            /** @description The body is larger than the route allows; or stripMetadata was asked for an image above STRIP_METADATA_MAX_MIB (messageKey error.media.stripMetadataTooLarge). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4361,7 +4364,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused). */
+            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused); or stripMetadata was asked for a JPEG, PNG or WebP that cannot be read (messageKey error.media.stripMetadataFailed). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6227,7 +6230,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The file is larger than the URL's maxSizeBytes, or the body than the route allows. */
+            /** @description The file is larger than the URL's maxSizeBytes, or the body than the route allows; or an image to strip is above STRIP_METADATA_MAX_MIB (error.media.stripMetadataTooLarge). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6245,7 +6248,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used for a different request (messageKey error.media.idempotencyKeyReused): another URL or content. */
+            /** @description The Idempotency-Key was used for a different request (messageKey error.media.idempotencyKeyReused): another URL or content; or an image to strip cannot be read (error.media.stripMetadataFailed). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6925,7 +6928,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The bytes go past Upload-Length. */
+            /** @description The bytes go past Upload-Length; or, on the last PATCH, stripMetadata was asked for an image above STRIP_METADATA_MAX_MIB (error.media.stripMetadataTooLarge: the upload is removed). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6936,6 +6939,15 @@ export interface operations {
             };
             /** @description Content-Type is not application/offset+octet-stream, or the content is a blocked type. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On the last PATCH: stripMetadata was asked for a JPEG, PNG or WebP that cannot be read (error.media.stripMetadataFailed: the upload is removed). */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
