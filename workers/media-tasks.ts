@@ -8,6 +8,7 @@ import { hashBlock, loadXxhash } from '../src/uploads/hashing/content-hash.ts';
 import { sniffContent } from '../src/uploads/sniffing/sniff-content.ts';
 import { makeThumbnail } from '../src/previews/thumbnail-image.ts';
 import { transformImage } from '../src/previews/transform-image.ts';
+import { stripImageMetadata } from '../src/uploads/metadata/strip-image.ts';
 import type { MediaTask, MediaTaskResult } from '../src/pool/media-task-types.ts';
 
 // Start compiling the WebAssembly as soon as the thread loads this file, before the first task.
@@ -26,6 +27,8 @@ export default async function mediaTask(task: MediaTask): Promise<MediaTaskResul
       return makeThumbnail(task);
     case 'transform':
       return transformImage(task);
+    case 'stripMetadata':
+      return stripImageMetadata(task, await xxhashReady);
     default: {
       const unknown: never = task;
       throw new TypeError(`Unknown media task: ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);

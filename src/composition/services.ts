@@ -72,6 +72,7 @@ import { ImageTransformer } from '../previews/image-transformer.ts';
 import { TransformCache } from '../previews/transform-cache.ts';
 import { TusService } from '../uploads/tus/tus-service.ts';
 import { MAX_BODY_BYTES, UploadService } from '../uploads/receive/upload-service.ts';
+import { MetadataStripper } from '../uploads/metadata/metadata-stripper.ts';
 import { UploadUseCase } from '../uploads/upload-use-case.ts';
 
 /** Most uploads of one team committed in one statement (group commit). */
@@ -271,8 +272,10 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     },
   });
   const xxhash = await loadXxhash();
+  // As many strips at once as the pool has threads: each holds its image in memory, and more would only wait in the pool's queue.
+  const stripper = new MetadataStripper({ store, pool, ...config.stripMetadata, concurrency: config.workerThreads });
   const uploads = new UploadService({
-    orm, store, pool, xxhash, quota: new StorageQuota({ orm, owner: identity }), hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates,
+    orm, store, pool, xxhash, quota: new StorageQuota({ orm, owner: identity }), stripper, hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates,
     idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
     observer: { stage: (stage, seconds) => metrics.uploadStages.observe({ stage }, seconds) },
   });
@@ -290,7 +293,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   });
   const tus = new TusService({
     // No owner: a tus reservation belongs to the upload, not to the instance that made it (it outlives restarts until it expires).
-    orm, store, resumable: createResumableStore(store), quota: new StorageQuota({ orm, owner: null }), teamStates, committer, xxhash,
+    orm, store, resumable: createResumableStore(store), quota: new StorageQuota({ orm, owner: null }), teamStates, committer, stripper, xxhash,
     expirySeconds: config.tusExpirySeconds, maxSize: MAX_BODY_BYTES.multipart,
     makerMayUpload: (teamId, maker) => makerMayUpload(authenticator, teamId, maker),
     observer: {
@@ -346,7 +349,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     memberAdmin,
     memberNotes: new MemberNoteService({ orm }),
     teamMe: new TeamMeService({ orm, members: memberAdmin, subscriptions }),
-    teamSettings: new TeamSettingsService({ orm, authCache: authenticator }),
+    teamSettings: new TeamSettingsService({ orm, authCache: authenticator, teamStates }),
     teamLogs: new TeamLogList({ orm }),
     groupAdmin: new GroupAdminService({ orm, authCache: authenticator }),
     teamModules: new TeamModuleService({ orm }),

@@ -70,6 +70,7 @@ export interface Config {
   thumbnails: { concurrency: number; size: number; maxSourceBytes: number; maxPixels: number; ffmpegPath: string | null; maxVideoBytes: number };
   /** Resized images on request (src/previews/image-transformer.ts); their sources are bounded by `thumbnails`' maxSourceBytes and maxPixels. */
   transforms: { concurrency: number; queueLimit: number; cacheBytes: number };
+  stripMetadata: { maxBytes: number; maxPixels: number };
   maxJsonBodyBytes: number;
   apiKeyCacheSeconds: number;
   /** DEFAULT_PLAN: the slug of the plan a team created without one gets. */
@@ -269,6 +270,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
       queueLimit: values.TRANSFORM_QUEUE_LIMIT,
       cacheBytes: values.TRANSFORM_CACHE_MIB * 1024 * 1024,
     },
+    stripMetadata: { maxBytes: values.STRIP_METADATA_MAX_MIB * 1024 * 1024, maxPixels: values.STRIP_METADATA_MAX_MEGAPIXELS * 1_000_000 },
     maxJsonBodyBytes: values.MAX_JSON_BODY_BYTES,
     apiKeyCacheSeconds: values.API_KEY_CACHE_SECONDS,
     defaultPlan: values.DEFAULT_PLAN,

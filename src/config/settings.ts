@@ -107,6 +107,9 @@ export const settings = {
   TRANSFORM_CONCURRENCY: setting(integer(1, 64), 'an integer from 1 to 64 (images resized at once per service process)'),
   TRANSFORM_QUEUE_LIMIT: setting(integer(0, 10_000), 'an integer from 0 to 10000 (resizes waiting per service process; more answer 503)'),
   TRANSFORM_CACHE_MIB: setting(integer(0, 1_048_576), 'an integer from 0 to 1048576 (MiB of resized images kept in storage; 0: none kept)'),
+  // Metadata stripping (src/uploads/metadata): the largest image it takes (each strip holds one in memory) and, when it must be turned upright, its pixels.
+  STRIP_METADATA_MAX_MIB: setting(integer(1, 1024), 'an integer from 1 to 1024 (MiB; larger images asked to be stripped are refused)'),
+  STRIP_METADATA_MAX_MEGAPIXELS: setting(integer(1, 1000), 'an integer from 1 to 1000 (images of more pixels that must be turned upright are refused)'),
   MAX_JSON_BODY_BYTES: setting(integer(1024, 64 * 1024 * 1024), 'an integer from 1024 to 67108864'),
   API_KEY_CACHE_SECONDS: setting(integer(0, 3600), 'an integer from 0 to 3600'),
   // The plan of a team created without one; start-up checks that the plan exists once the database is up.

@@ -33,6 +33,7 @@ export function teamView(team: Team) {
     setup: team.setup,
     timezone: team.timezone,
     locale: team.locale,
+    stripMetadata: team.stripMetadata,
   };
 }
 

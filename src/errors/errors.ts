@@ -266,6 +266,27 @@ export function fileTooLarge(limitBytes: number): ServiceError {
   });
 }
 
+/** An upload asked to have its metadata stripped is an image too large to strip (STRIP_METADATA_MAX_MIB). */
+export function imageTooLargeToStrip(limitBytes: number): ServiceError {
+  return new ServiceError({
+    name: 'PayloadTooLargeError',
+    status: 413,
+    messageKey: 'error.media.stripMetadataTooLarge',
+    message: `Metadata can be stripped from images of at most ${limitBytes} bytes; upload this one with stripMetadata=false, or smaller`,
+    value: limitBytes,
+  });
+}
+
+/** An upload asked to have its metadata stripped is an image that cannot be read (damaged, truncated, too many pixels). */
+export function imageNotStrippable(reason: string): ServiceError {
+  return new ServiceError({
+    name: 'UnprocessableEntityError',
+    status: 422,
+    messageKey: 'error.media.stripMetadataFailed',
+    message: `The image's metadata cannot be stripped: ${reason}`,
+  });
+}
+
 /** Turns anything thrown into the error a client may see. */
 export function toServiceError(error: unknown, requestId?: string): ServiceError {
   return error instanceof ServiceError ? error : internalServerError(requestId);

@@ -5,7 +5,10 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { MAX_SNIFF_BYTES, type SniffResult } from '../uploads/sniffing/sniff-content.ts';
-import type { MediaTask, MediaTaskResult, MediaTaskResultFor, ThumbnailTask, ThumbnailTaskResult, TransformTask, TransformTaskResult } from './media-task-types.ts';
+import type {
+  MediaTask, MediaTaskResult, MediaTaskResultFor, StripMetadataTask, StripMetadataTaskResult, ThumbnailTask, ThumbnailTaskResult, TransformTask,
+  TransformTaskResult,
+} from './media-task-types.ts';
 
 const WORKER_FILE = fileURLToPath(new URL('../../workers/media-tasks.ts', import.meta.url));
 
@@ -139,6 +142,16 @@ export class MediaPool {
   async transform(image: Buffer, options: Omit<TransformTask, 'kind' | 'image'>): Promise<TransformTaskResult> {
     const buffer = ownArrayBuffer(image, true);
     return this.run({ kind: 'transform', image: buffer, ...options }, [buffer]);
+  }
+
+  /**
+   * The image without its metadata, in a worker (stripImageMetadata of src/uploads/metadata/strip-image.ts).
+   * `image` is transferred when it owns its whole ArrayBuffer (then detached here: the caller
+   * must not use it afterwards), else copied.
+   */
+  async stripMetadata(image: Buffer, options: Omit<StripMetadataTask, 'kind' | 'image'>): Promise<StripMetadataTaskResult> {
+    const buffer = ownArrayBuffer(image, true);
+    return this.run({ kind: 'stripMetadata', image: buffer, ...options }, [buffer]);
   }
 
   /** Share of the pool's thread time spent running tasks so far, 0 to 1 (piscina's estimate). */

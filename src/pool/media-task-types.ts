@@ -7,6 +7,7 @@
  */
 import type { SniffResult } from '../uploads/sniffing/sniff-content.ts';
 import type { ResolvedTransform } from '../domain/media/image-transform-params.ts';
+import type { StrippableType } from '../uploads/metadata/image-filter.ts';
 
 /** Hash whole blocks of the content hash (src/uploads/hashing/content-hash.ts), each with hashBlock(). */
 export interface HashBlocksTask {
@@ -67,8 +68,26 @@ export type TransformTaskResult =
   /** More pixels than maxPixels, or not decodable: the same bytes fail the same way every time. */
   | { kind: 'transform'; outcome: 'too-large' | 'undecodable'; reason: string };
 
-export type MediaTask = HashBlocksTask | SniffTask | ThumbnailTask | TransformTask;
-export type MediaTaskResult = HashBlocksResult | SniffTaskResult | ThumbnailTaskResult | TransformTaskResult;
+/** Remove an image's EXIF, XMP and IPTC, turning it upright first (src/uploads/metadata/strip-image.ts). */
+export interface StripMetadataTask {
+  kind: 'stripMetadata';
+  /** The whole stored image, transferred. */
+  image: ArrayBuffer;
+  contentType: StrippableType;
+  /** An image that must be turned upright and has more pixels than this is refused before it is decoded. */
+  maxPixels: number;
+}
+
+export type StripMetadataTaskResult =
+  /** The image has no metadata: it stays as it is. */
+  | { kind: 'stripMetadata'; outcome: 'unchanged' }
+  /** `data` is the image to store instead, `hash` its content hash; `reencoded` when its pixels were turned upright. */
+  | { kind: 'stripMetadata'; outcome: 'stripped'; data: ArrayBuffer; hash: string; reencoded: boolean }
+  /** The image cannot be read or stripped: the upload is refused. */
+  | { kind: 'stripMetadata'; outcome: 'refused'; reason: string };
+
+export type MediaTask = HashBlocksTask | SniffTask | ThumbnailTask | TransformTask | StripMetadataTask;
+export type MediaTaskResult = HashBlocksResult | SniffTaskResult | ThumbnailTaskResult | TransformTaskResult | StripMetadataTaskResult;
 
 /** The result type that answers a given task type. */
 export type MediaTaskResultFor<Task extends MediaTask> = Extract<MediaTaskResult, { kind: Task['kind'] }>;

@@ -4,7 +4,7 @@ type Sharp = (typeof import('sharp'))['default'];
 
 let loaded: Promise<Sharp> | null = null;
 
-/** sharp, loaded on the first thumbnail or transform (a worker that only hashes never pays for libvips). */
+/** sharp, loaded on the first thumbnail, transform or metadata strip (a worker that only hashes never pays for libvips). */
 export function loadSharp(): Promise<Sharp> {
   loaded ??= import('sharp').then(({ default: sharp }) => {
     // One libvips thread per pool thread: the pool is the service's bound on CPU work, and libvips'

@@ -142,7 +142,7 @@ export class UploadUseCase {
     const release = await this.deps.gate.admit(call.principal.teamId, call.clientGone);
     try {
       const prepared: PreparedUpload<Result> = {
-        principal: call.principal, route: call.kind, target: call.target, maxFileBytes: null, constraints: null, freeStorage: null,
+        principal: call.principal, route: call.kind, target: call.target, maxFileBytes: null, constraints: null, freeStorage: null, stripMetadataByDefault: false,
       };
       const fingerprint = await this.deps.uploads.fingerprint({ prepared, body: call.body, createParser: call.createParser });
       if (fingerprint !== contentFingerprint) throw idempotencyKeyReused();

@@ -28,7 +28,7 @@ function counting(states: Map<string, TeamStorageState>) {
   };
 }
 
-const state = (usedStorage: number): TeamStorageState => ({ limits: defaultPlanLimits, usedStorage, reservedStorage: 0 });
+const state = (usedStorage: number): TeamStorageState => ({ limits: defaultPlanLimits, usedStorage, reservedStorage: 0, stripMetadata: false });
 
 t.test('a cached team needs no load until it expires or is invalidated', async (t) => {
   let now = 0;

@@ -18,11 +18,12 @@ function refusal(fn: () => unknown): { status: number; messageKey: string; value
 
 t.test('Upload-Metadata becomes the upload options, validated like the multipart route', (t) => {
   t.same(parseTusMetadata(`filename ${b64('clip.mp4')},filetype ${b64('video/mp4')},folder ${b64('replays/2026')},tags ${b64('a,b,a')},public ${b64('false')}`), {
-    fileName: 'clip.mp4', declaredType: 'video/mp4', folderPath: ['replays', '2026'], folderId: null, tags: ['a', 'b'], public: false,
+    fileName: 'clip.mp4', declaredType: 'video/mp4', folderPath: ['replays', '2026'], folderId: null, tags: ['a', 'b'], public: false, stripMetadata: null,
   });
   t.same(parseTusMetadata(`filename ${b64('dir/ünïcode ✓.png')},relativePath,name ${b64('ignored')}`), {
-    fileName: 'ünïcode ✓.png', declaredType: null, folderPath: null, folderId: null, tags: [], public: null,
+    fileName: 'ünïcode ✓.png', declaredType: null, folderPath: null, folderId: null, tags: [], public: null, stripMetadata: null,
   }, 'the last path segment; unknown keys (with or without a value) ignored');
+  t.match(parseTusMetadata(`filename ${b64('a.jpg')},stripMetadata ${b64('true')}`), { stripMetadata: true });
   t.end();
 });
 

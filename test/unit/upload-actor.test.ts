@@ -473,7 +473,7 @@ t.test('a blocked name or declared type is refused with 415 when the file starts
     ['a part named file declared text/html', { first: { fieldName: 'file', fileName: 'page.txt', declaredType: 'text/html' } }],
     ['the JSON file with fileName before it', { first: { fieldName: null, fileName: 'tool.bat', declaredType: null } }],
     ['the JSON file as a data URI of SVG', { first: { fieldName: null, fileName: null, declaredType: 'image/svg+xml' } }],
-    ['the query fileName', { first: { fieldName: 'upload', fileName: 'fine.png', declaredType: 'image/png' }, options: { public: null, fileName: 'x.js', folderPath: null, folderId: null, tags: [] } }],
+    ['the query fileName', { first: { fieldName: 'upload', fileName: 'fine.png', declaredType: 'image/png' }, options: { public: null, fileName: 'x.js', folderPath: null, folderId: null, tags: [], stripMetadata: null } }],
   ];
   for (const [label, options] of cases) {
     const h = harness(options);

@@ -28,6 +28,7 @@ import { Migration20261127020000UploadMakers } from './Migration20261127020000Up
 import { Migration20261128010000StorageLocations } from './Migration20261128010000StorageLocations.ts';
 import { Migration20261128020000Thumbnails } from './Migration20261128020000Thumbnails.ts';
 import { Migration20261128020500VideoPosters } from './Migration20261128020500VideoPosters.ts';
+import { Migration20261128030000StripMetadata } from './Migration20261128030000StripMetadata.ts';
 import { Migration20261129010000ImageTransforms } from './Migration20261129010000ImageTransforms.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
@@ -61,5 +62,6 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261128010000StorageLocations', class: Migration20261128010000StorageLocations },
   { name: 'Migration20261128020000Thumbnails', class: Migration20261128020000Thumbnails },
   { name: 'Migration20261128020500VideoPosters', class: Migration20261128020500VideoPosters },
+  { name: 'Migration20261128030000StripMetadata', class: Migration20261128030000StripMetadata },
   { name: 'Migration20261129010000ImageTransforms', class: Migration20261129010000ImageTransforms },
 ];

@@ -11,6 +11,7 @@ import { Account } from '../accounts/account.entity.ts';
 import { minimalAccountView } from '../accounts/account-data.ts';
 import { TeamMember } from '../members/team-member.entity.ts';
 import { JOIN_REQUIREMENTS, Team } from './team.entity.ts';
+import type { TeamStateCache } from './team-state-cache.ts';
 
 /** An IANA time zone name the runtime knows, such as Europe/Berlin or UTC; not an offset. */
 export function isTimeZone(value: string): boolean {
@@ -37,6 +38,10 @@ export const updateTeamSchema = z.strictObject({
   logo: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(2048).nullable().optional(),
   timezone: z.string().max(64).refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin').optional(),
   locale: z.string().max(16).refine(isLocale, 'must be a language tag such as en or de-DE').optional(),
+  stripMetadata: z
+    .boolean()
+    .optional()
+    .meta({ description: 'Whether uploads that do not say `stripMetadata` have the EXIF, XMP and IPTC of their JPEG, PNG and WebP images stripped.' }),
   requirements: z
     .strictObject(Object.fromEntries(JOIN_REQUIREMENTS.map((name) => [name, z.boolean().optional()])) as Record<(typeof JOIN_REQUIREMENTS)[number], z.ZodOptional<z.ZodBoolean>>)
     .optional()
@@ -51,10 +56,13 @@ function minimalView(team: Team) {
 export class TeamSettingsService {
   private readonly orm: MikroORM;
   private readonly authCache: AuthCache;
+  private readonly teamStates: TeamStateCache | null;
 
-  constructor(options: { orm: MikroORM; authCache: AuthCache }) {
+  /** `teamStates`: dropped for the team when its stripMetadata setting changes (other instances hear it from the database). */
+  constructor(options: { orm: MikroORM; authCache: AuthCache; teamStates?: TeamStateCache }) {
     this.orm = options.orm;
     this.authCache = options.authCache;
+    this.teamStates = options.teamStates ?? null;
   }
 
   async get(teamId: string) {
@@ -79,10 +87,10 @@ export class TeamSettingsService {
 
   async update(teamId: string, input: unknown, actor: Actor) {
     const { requirements, ...fields } = parseInput(updateTeamSchema, input);
-    return this.orm.em.fork().transactional(async (em) => {
+    const view = await this.orm.em.fork().transactional(async (em) => {
       const team = await this.find(em, teamId, true);
       const changed: Record<string, unknown> = {};
-      for (const [name, value] of Object.entries(fields) as [keyof typeof fields, string | null][]) {
+      for (const [name, value] of Object.entries(fields) as [keyof typeof fields, string | boolean | null][]) {
         if (value !== undefined && team[name] !== value) changed[name] = value;
       }
       if (requirements && JOIN_REQUIREMENTS.some((name) => requirements[name] !== undefined && requirements[name] !== team.joinRequirements[name])) {
@@ -96,6 +104,9 @@ export class TeamSettingsService {
       await em.flush();
       return teamView(team);
     });
+    // Uploads read the setting with the team's limits (TeamStateCache): this instance's next upload sees the change.
+    if (fields.stripMetadata !== undefined) this.teamStates?.invalidateTeam(teamId);
+    return view;
   }
 
   /**

@@ -20,6 +20,8 @@ export const TeamSchema = defineEntity({
     setup: p.boolean().default(false),
     timezone: p.string().length(64).default('UTC'),
     locale: p.string().length(16).default('en'),
+    /** Whether uploads that do not say `stripMetadata` have their images' EXIF, XMP and IPTC stripped. */
+    stripMetadata: p.boolean().default(false),
     /**
      * Per-team overrides of the plan's limits, set by the operator route. Always a JSON object: a
      * string default ('{}') would be assigned at create and stored as the JSON string "{}".

@@ -29,6 +29,8 @@ export interface TeamStorageState {
   limits: PlanLimits;
   usedStorage: number;
   reservedStorage: number;
+  /** The team setting: uploads that do not say `stripMetadata` have their images' metadata stripped. */
+  stripMetadata: boolean;
 }
 
 export class TeamService {
@@ -99,8 +101,8 @@ export class TeamService {
    */
   async getStorageState(teamId: string): Promise<TeamStorageState> {
     const rows = isUuid(teamId)
-      ? await this.orm.em.getConnection().execute<{ limits: PlanLimits | null; limit_overrides: Partial<PlanLimits>; used_storage: string; reserved_storage: string }[]>(
-          'select p.limits, t.limit_overrides, t.used_storage, t.reserved_storage from team t left join plan p on p.id = t.plan_id where t.id = ?',
+      ? await this.orm.em.getConnection().execute<{ limits: PlanLimits | null; limit_overrides: Partial<PlanLimits>; used_storage: string; reserved_storage: string; strip_metadata: boolean }[]>(
+          'select p.limits, t.limit_overrides, t.used_storage, t.reserved_storage, t.strip_metadata from team t left join plan p on p.id = t.plan_id where t.id = ?',
           [teamId],
         )
       : [];
@@ -110,6 +112,7 @@ export class TeamService {
       limits: effectiveLimits(row.limits, row.limit_overrides ?? {}),
       usedStorage: Number(row.used_storage),
       reservedStorage: Number(row.reserved_storage),
+      stripMetadata: row.strip_metadata,
     };
   }
 

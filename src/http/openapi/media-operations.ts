@@ -30,6 +30,7 @@ const uploadQuery = z.object({
   folder: uploadOptionSchemas.folder.optional(),
   folderId: uploadOptionSchemas.folderId.optional(),
   tags: uploadOptionSchemas.tagList.optional(),
+  stripMetadata: uploadOptionSchemas.stripMetadata.optional(),
   deletionUrl: deletionUrlQuery,
 });
 
@@ -49,6 +50,7 @@ const jsonUpload = z
     folder: uploadOptionSchemas.folder.optional(),
     folderId: uploadOptionSchemas.folderId.optional(),
     tags: z.union([z.array(uploadOptionSchemas.tag).max(20), uploadOptionSchemas.tagList]).optional(),
+    stripMetadata: uploadOptionSchemas.stripMetadata.optional(),
   })
   .meta({ id: 'JsonUploadRequest', description: 'Other members are ignored.' });
 
@@ -91,10 +93,11 @@ const UPLOAD_ERRORS = {
   402: 'Plan limit: file larger than maxMediaFileSize, or the team storage (maxTeamStorage) is full.',
   404: 'folderId names no folder of the team.',
   408: 'The body stopped arriving for UPLOAD_IDLE_TIMEOUT_SECONDS.',
-  413: 'The body is larger than the route allows.',
+  413: 'The body is larger than the route allows; or stripMetadata was asked for an image above STRIP_METADATA_MAX_MIB (messageKey error.media.stripMetadataTooLarge).',
   415: 'Blocked file type: HTML, JavaScript, executables, shell scripts, SVG.',
   409: 'A request with the same Idempotency-Key is still running (messageKey error.media.idempotencyInFlight; retry after Retry-After).',
-  422: 'The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused).',
+  422: 'The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused); '
+    + 'or stripMetadata was asked for a JPEG, PNG or WebP that cannot be read (messageKey error.media.stripMetadataFailed).',
   503: 'Upload capacity busy (messageKey error.media.uploadBusy; retry after Retry-After), or storage unavailable.',
 };
 

@@ -48,6 +48,7 @@ export const teamSchema = z
     setup: z.boolean(),
     timezone: z.string(),
     locale: z.string(),
+    stripMetadata: z.boolean().meta({ description: 'Whether uploads that do not say `stripMetadata` have the EXIF, XMP and IPTC of their JPEG, PNG and WebP images stripped. Default false.' }),
   })
   .meta({ id: 'Team' });
 

@@ -47,7 +47,7 @@ export function teamAdminOperations(paging: z.ZodObject): Record<string, Operati
       errors: {},
     },
     [`PATCH ${base}`]: {
-      operationId: 'updateTeam', summary: 'Change the team\'s name, logo, time zone, locale or join requirements',
+      operationId: 'updateTeam', summary: 'Change the team\'s name, logo, time zone, locale, stripMetadata default or join requirements',
       description: needs('team.settings.manage', 'Logged as TEAM_UPDATED with the changed fields; a body that changes nothing logs nothing.'),
       tag: 'team', access: 'teamApiKey',
       body: updateTeamSchema.meta({ id: 'TeamUpdateRequest' }),

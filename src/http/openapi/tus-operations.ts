@@ -57,7 +57,7 @@ export const tusOperations: Record<string, OperationDoc> = {
     summary: 'tus: create a resumable upload (creation, creation-with-upload)',
     description:
       `${ACCESS} Upload-Length is reserved against the team's storage at once. Upload-Metadata keys: \`filename\` (required), ` +
-      '`filetype`, `folder`, `folderId`, `tags` (comma list), `public`, each base64 as tus has it, validated like the upload options. ' +
+      '`filetype`, `folder`, `folderId`, `tags` (comma list), `public`, `stripMetadata`, each base64 as tus has it, validated like the upload options. ' +
       'A body (Content-Type application/offset+octet-stream) is the first bytes of the file. With an Idempotency-Key, a retry with the same ' +
       'Upload-Length and Upload-Metadata answers the first creation again (its Location, Upload-Expires, Upload-Offset; Idempotent-Replayed: true) ' +
       'and creates nothing; the bytes of a creation-with-upload are not compared and a retry\'s are not stored: continue from the answered Upload-Offset.',
@@ -160,8 +160,9 @@ export const tusOperations: Record<string, OperationDoc> = {
       403: 'The key lacks the permission or scope (error.forbidden); the upload is complete and takes no more bytes (error.tus.uploadComplete); or the key or session that created the upload can no longer upload to the team (error.tus.uploadRevoked: the upload is terminated).',
       404: 'No such upload of the team (terminated or expired), or its folder is gone.',
       409: 'Upload-Offset is not the upload\'s offset (messageKey error.tus.offsetConflict).',
-      413: 'The bytes go past Upload-Length.',
+      413: 'The bytes go past Upload-Length; or, on the last PATCH, stripMetadata was asked for an image above STRIP_METADATA_MAX_MIB (error.media.stripMetadataTooLarge: the upload is removed).',
       415: 'Content-Type is not application/offset+octet-stream, or the content is a blocked type.',
+      422: 'On the last PATCH: stripMetadata was asked for a JPEG, PNG or WebP that cannot be read (error.media.stripMetadataFailed: the upload is removed).',
       423: 'Another request is appending to this upload (messageKey error.tus.locked); retry.',
     },
   },

@@ -14,6 +14,8 @@ export interface UploadOptions {
   folderPath: string[] | null;
   folderId: string | null;
   tags: string[];
+  /** Strip the EXIF, XMP and IPTC of a JPEG, PNG or WebP image; null lets the team's setting decide. */
+  stripMetadata: boolean | null;
 }
 
 function parseFolderId(value: unknown): string {
@@ -43,12 +45,14 @@ export function parseMultipartOptions(query: URLSearchParams): UploadOptions {
   const folderId = query.get('folderId');
   const publicValue = query.get('public');
   const fileName = query.get('fileName');
+  const stripMetadata = query.get('stripMetadata');
   const options: UploadOptions = {
     public: publicValue === null ? null : parseBooleanQuery(publicValue),
     fileName: fileName === null ? null : parseFileName(fileName),
     folderPath: folder === null ? null : parseFolderPath(folder),
     folderId: folderId === null ? null : parseFolderId(folderId),
     tags: parseTags(query.get('tags') ?? undefined),
+    stripMetadata: stripMetadata === null ? null : parseBooleanQuery(stripMetadata, 'stripMetadata'),
   };
   checkFolderChoice(options.folderPath, options.folderId);
   return options;
@@ -65,12 +69,16 @@ export function parseOptionFields(fields: Record<string, unknown>): UploadOption
   if (fields.public !== undefined && fields.public !== null && typeof fields.public !== 'boolean') {
     throw badRequest('public must be true or false', 'public');
   }
+  if (fields.stripMetadata !== undefined && fields.stripMetadata !== null && typeof fields.stripMetadata !== 'boolean') {
+    throw badRequest('stripMetadata must be true or false', 'stripMetadata');
+  }
   const options = {
     public: typeof fields.public === 'boolean' ? fields.public : null,
     fileName: fields.fileName === undefined || fields.fileName === null ? null : parseFileName(fields.fileName),
     folderPath: fields.folder === undefined || fields.folder === null ? null : parseFolderPath(fields.folder),
     folderId: fields.folderId === undefined || fields.folderId === null ? null : parseFolderId(fields.folderId),
     tags: parseTags(fields.tags),
+    stripMetadata: typeof fields.stripMetadata === 'boolean' ? fields.stripMetadata : null,
   };
   checkFolderChoice(options.folderPath, options.folderId);
   return options;
@@ -83,6 +91,11 @@ export function parseOptionFields(fields: Record<string, unknown>): UploadOption
  */
 export const uploadOptionSchemas = {
   public: z.boolean().meta({ description: 'Visibility; without it the target folder\'s defaultPublic decides, else the route\'s default.' }),
+  stripMetadata: z.boolean().meta({
+    description:
+      'Remove the EXIF (with GPS), XMP and IPTC of a JPEG, PNG or WebP image before it is stored, turning it upright by its EXIF orientation first; ' +
+      'size, hash and counted storage are the stripped file\'s. Without it the team\'s stripMetadata setting decides. Other types are stored as sent.',
+  }),
   fileName: z
     .string()
     .min(1)

@@ -19,7 +19,8 @@ import { declaredTypeRefusal, sizeRefusal, storedTypeRefusal, type FileConstrain
 import { RunningUploads, type RunningUpload } from './running-uploads.ts';
 import { UploadActor, type ReceivedFile } from './upload-actor.ts';
 import type { UploadBody } from './upload-body.ts';
-import type { CommittedUpload, StoredUpload, UploadTarget } from '../targets/upload-target.ts';
+import type { AcceptedUpload, CommittedUpload, StoredUpload, UploadTarget } from '../targets/upload-target.ts';
+import type { MetadataStripper, StrippedContent } from '../metadata/metadata-stripper.ts';
 
 export const MB = 1_000_000;
 
@@ -48,6 +49,8 @@ export interface UploadServiceDeps {
   pool: MediaPool;
   xxhash: XxHashApi;
   quota: StorageQuota;
+  /** Strips the metadata of images whose upload asks for it, once stored and before the commit. */
+  stripper: MetadataStripper;
   /** Bodies of at least this many bytes hash in the worker pool; null: always inline. */
   hashOffloadMinBytes: number | null;
   /** Team limits and storage counters, kept coherent across instances. */
@@ -68,6 +71,8 @@ export interface PreparedUpload<Result extends CommittedUpload = CommittedUpload
   constraints: FileConstraints | null;
   /** The team's free storage as last seen (a hint, maybe cached): null when unlimited. */
   freeStorage: number | null;
+  /** The team's stripMetadata setting: what an upload that does not say stripMetadata gets. */
+  stripMetadataByDefault: boolean;
 }
 
 export interface UploadRequest<Result extends CommittedUpload = CommittedUpload> {
@@ -188,7 +193,9 @@ export class UploadService {
     const refusal = refusalFromHeaders(team, route, declaredLength) ?? oversize;
     if (refusal) throw refusal;
     await target.beforeBody?.();
-    return { principal, route, target, maxFileBytes: team.limits.maxMediaFileSize, constraints, freeStorage: freeStorageOf(team) };
+    return {
+      principal, route, target, maxFileBytes: team.limits.maxMediaFileSize, constraints, freeStorage: freeStorageOf(team), stripMetadataByDefault: team.stripMetadata,
+    };
   }
 
   /** Streams the body through an UploadActor and answers the 201 body, or throws the refusal. */
@@ -331,6 +338,18 @@ export class UploadService {
     return accepted;
   }
 
+  /**
+   * Strips the stored image's metadata when the request asks for it (or says nothing and the team's
+   * setting does): its size and hash are then the stripped file's. Before the commit, so that the
+   * row and the counted storage are of the bytes stored; a refusal (413, 422) removes the object.
+   */
+  private async strip<Result extends CommittedUpload>(
+    prepared: PreparedUpload<Result>, accepted: AcceptedUpload<Result>, stored: StoredUpload, received: ReceivedFile,
+  ): Promise<StrippedContent | null> {
+    if (accepted.stripMetadata === undefined || !(accepted.stripMetadata ?? prepared.stripMetadataByDefault)) return null;
+    return this.deps.stripper.strip(stored.storageKey, received.sniffedType, received.size);
+  }
+
   private async commit<Result extends CommittedUpload>(
     prepared: PreparedUpload<Result>, stored: StoredUpload, received: ReceivedFile, writer: ObjectWriter, request: UploadRequest<Result>,
     startedAt: number,
@@ -339,10 +358,11 @@ export class UploadService {
     const accepted = this.accept(prepared, received);
     const receivedAt = performance.now();
     await writer.finish();
-    const storedAt = performance.now();
     try {
+      const stripped = await this.strip(prepared, accepted, stored, received);
+      const storedAt = performance.now();
       if (request.clientGone?.aborted) throw new ClientGoneError();
-      const created = await accepted.commit(stored, request.idempotency ?? null);
+      const created = await accepted.commit({ ...stored, stripped }, request.idempotency ?? null);
       this.deps.teamStates.noteUsedStorage(prepared.principal.teamId, created.usedTeamStorage);
       const observer = this.deps.observer;
       if (observer) {

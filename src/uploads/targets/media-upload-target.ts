@@ -45,6 +45,8 @@ export function uploadFingerprint(route: UploadRoute, settled: SettledUpload, re
   return fingerprintOf({
     route, fileName, contentType, size: received.size, hash: received.hash,
     public: options.public, tags: options.tags, folderId: options.folderId, folderPath: options.folderPath,
+    // Only when given, so that the fingerprints of requests without it are what they were before the option.
+    ...(options.stripMetadata === null ? {} : { stripMetadata: options.stripMetadata }),
   });
 }
 
@@ -93,10 +95,11 @@ export class MediaUploadTarget implements UploadTarget<MediaCreated> {
     return {
       contentType,
       fingerprint,
+      stripMetadata: options.stripMetadata,
       commit: (stored: StoredUpload, claim: IdempotencyClaim | null) =>
         this.committer.commit({
-          teamId: principal.teamId, keyId: principal.keyId, mediaId: stored.id, storageKey: stored.storageKey, fileName, contentType, size: received.size,
-          hash: received.hash, tags: options.tags, public: options.public, routeDefaultPublic: route !== 'json', folderId: options.folderId,
+          teamId: principal.teamId, keyId: principal.keyId, mediaId: stored.id, storageKey: stored.storageKey, fileName, contentType,
+          size: stored.stripped?.size ?? received.size, hash: stored.stripped?.hash ?? received.hash, tags: options.tags, public: options.public, routeDefaultPublic: route !== 'json', folderId: options.folderId,
           folderPath: options.folderPath, idempotency: claim && { claim, fingerprint: fingerprint() },
         }),
     };

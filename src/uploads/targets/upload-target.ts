@@ -2,11 +2,14 @@ import type { IdempotencyClaim } from '../../domain/idempotency/idempotency-keys
 import type { ServiceError } from '../../errors/service-error.ts';
 import type { FileStart } from '../parsers/body-parser.ts';
 import type { ReceivedFile } from '../receive/upload-actor.ts';
+import type { StrippedContent } from '../metadata/metadata-stripper.ts';
 
 /** A stored upload about to be committed: its new id and the key its bytes are under. */
 export interface StoredUpload {
   id: string;
   storageKey: string;
+  /** Set when the image's metadata was stripped: the stored bytes' size and hash, which the row and the quota count instead of the received. */
+  stripped?: StrippedContent | null;
 }
 
 /** What every kind of file answers after its commit: the team's storage counted right after it. */
@@ -23,6 +26,11 @@ export interface AcceptedUpload<Result extends CommittedUpload> {
    * takes no Idempotency-Key. Computed on demand: an upload without a key never needs it.
    */
   fingerprint(): string | null;
+  /**
+   * Whether the request asked for its image's metadata to be stripped (null: the team's setting
+   * decides). Absent: this kind of file is stored as sent.
+   */
+  stripMetadata?: boolean | null;
   /**
    * Runs once the bytes are durable: moves the size into the team's counted storage in the
    * statement or transaction that writes the file's row, against the same limits (402 when the

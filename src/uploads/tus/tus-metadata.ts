@@ -4,7 +4,7 @@ import { badRequest, missingArgument } from '../../errors/errors.ts';
 import { parseMultipartOptions } from '../options/upload-options.ts';
 
 /** Upload-Metadata keys (tus) and the upload option each one is. */
-const OPTION_OF_KEY: Record<string, string> = { filename: 'fileName', folder: 'folder', folderId: 'folderId', tags: 'tags', public: 'public' };
+const OPTION_OF_KEY: Record<string, string> = { filename: 'fileName', folder: 'folder', folderId: 'folderId', tags: 'tags', public: 'public', stripMetadata: 'stripMetadata' };
 
 /**
  * `Upload-Metadata` (comma-separated `key base64value` pairs, parsed by @tus/utils) into the upload
@@ -35,5 +35,6 @@ export function parseTusMetadata(header: string | undefined): TusUploadOptions {
     folderId: options.folderId,
     tags: options.tags,
     public: options.public,
+    stripMetadata: options.stripMetadata,
   };
 }

@@ -19,6 +19,7 @@ import { StorageError, type ObjectStore } from '../../storage/object-store.ts';
 import type { ResumableProgress, ResumableStore, ResumableUpload } from '../../storage/resumable-store.ts';
 import { InlineContentHasher } from '../hashing/content-hasher.ts';
 import type { UploadBody } from '../receive/upload-body.ts';
+import type { MetadataStripper } from '../metadata/metadata-stripper.ts';
 import { storageKeyOf } from '../targets/media-upload-target.ts';
 import { bodyChunks } from './body-chunks.ts';
 import { parseTusMetadata } from './tus-metadata.ts';
@@ -43,6 +44,8 @@ export interface TusServiceDeps {
   quota: StorageQuota;
   teamStates: TeamStateCache;
   committer: UploadCommitter;
+  /** Strips an upload's image once its bytes are complete, when it or its team asks for it. */
+  stripper: MetadataStripper;
   xxhash: XxHashApi;
   /** An unfinished upload untouched this long expires (Upload-Expires) and is swept. */
   expirySeconds: number;
@@ -211,8 +214,13 @@ export class TusService {
     throw tusUploadRevoked(row.id);
   }
 
-  /** Streams the body into storage; answers the recorded progress (also when the client left: then it throws after recording). */
-  private async receive(row: TusUploadRow, token: string, body: UploadBody): Promise<ResumableProgress> {
+  /**
+   * Streams the body into storage; answers the recorded progress with the sniff as recorded (also
+   * when the client left: then it throws after recording).
+   */
+  private async receive(
+    row: TusUploadRow, token: string, body: UploadBody,
+  ): Promise<ResumableProgress & Pick<TusUploadRow, 'sniffed' | 'sniffedType'>> {
     const { resumable, observer } = this.deps;
     const upload: ResumableUpload = { ...row, id: row.id, key: row.storageKey };
     let head = row.head;
@@ -282,7 +290,8 @@ export class TusService {
       throw failure ?? storageFailure(error);
     }
     if (failure) throw storageFailure(failure);
-    return progress;
+    // The completion's type (and whether its metadata can be stripped) is the sniff of this PATCH when it made it.
+    return { ...progress, sniffed, sniffedType };
   }
 
   /**
@@ -302,11 +311,11 @@ export class TusService {
       }
       // A crash after the object was completed but before the commit leaves the object in place.
       if (!(await store.stat(row.storageKey))) await resumable.complete(upload);
-      const hash = await this.hashObject(row.storageKey);
       const { options } = row;
+      const { size, hash } = await this.storedContent(row);
       const contentType = resolveContentType(row.sniffedType, options.declaredType, options.fileName);
       const created = await committer.commit({
-        teamId: row.teamId, keyId: row.keyId, mediaId: row.id, storageKey: row.storageKey, fileName: options.fileName, contentType, size: row.length,
+        teamId: row.teamId, keyId: row.keyId, mediaId: row.id, storageKey: row.storageKey, fileName: options.fileName, contentType, size,
         hash, tags: options.tags, public: options.public, routeDefaultPublic: true, folderId: options.folderId, folderPath: options.folderPath,
       });
       await this.uploads.markCompleted(row.id, this.expiryFrom());
@@ -322,6 +331,21 @@ export class TusService {
       }
       throw storageFailure(error);
     }
+  }
+
+  /**
+   * The size and hash the commit counts: the stripped image's when the upload (or, when it says
+   * nothing, its team) asks for its metadata to be stripped. Stripping again after a crash finds
+   * nothing more to strip, so the size is then read from storage, not from Upload-Length.
+   */
+  private async storedContent(row: TusUploadRow): Promise<{ size: number; hash: string }> {
+    const strip = row.options.stripMetadata ?? (await this.deps.teamStates.get(row.teamId)).stripMetadata;
+    if (!strip) return { size: row.length, hash: await this.hashObject(row.storageKey) };
+    const stored = await this.deps.stripper.strip(row.storageKey, row.sniffedType, row.length);
+    if (stored) return stored;
+    const info = await this.deps.store.stat(row.storageKey);
+    if (!info) throw new StorageError('The completed upload is not in storage', { code: 'not-found', operation: 'stat', key: row.storageKey });
+    return { size: info.size, hash: await this.hashObject(row.storageKey) };
   }
 
   private async hashObject(key: string): Promise<string> {

@@ -9,6 +9,8 @@ export interface TusUploadOptions {
   folderId: string | null;
   tags: string[];
   public: boolean | null;
+  /** Strip the image's metadata before the commit; null or absent (uploads created before the option): the team's setting decides. */
+  stripMetadata?: boolean | null;
 }
 
 export interface TusUploadRow {

@@ -30,6 +30,7 @@ export const createUploadUrlSchema = z
     folderId: uploadOptionSchemas.folderId.optional(),
     tags: z.union([z.array(uploadOptionSchemas.tag).max(MAX_TAGS), uploadOptionSchemas.tagList]).optional(),
     public: uploadOptionSchemas.public.optional().meta({ description: 'Visibility; without it the target folder\'s defaultPublic, else public.' }),
+    stripMetadata: uploadOptionSchemas.stripMetadata.optional(),
     maxSizeBytes: z.int().min(1).max(Number.MAX_SAFE_INTEGER).optional().meta({ description: 'The largest file the URL takes (413 beyond).' }),
     contentTypes: contentTypeListSchema.optional(),
     expiresInSeconds: z
@@ -85,18 +86,19 @@ interface UploadUrlRow {
   folder_id: string | null;
   tags: string[];
   is_public: boolean | null;
+  strip_metadata: boolean | null;
   max_size_bytes: string | null;
   content_types: string[] | null;
 }
 
 // One JSON parameter (MikroORM inlines parameters; PostgreSQL turns the JSON arrays into text[]).
 const INSERT = `
-insert into upload_url (id, team_id, key_id, key_prefix, session_id, user_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types, expires_at)
-select id, team_id, key_id, key_prefix, session_id, user_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types, expires_at
+insert into upload_url (id, team_id, key_id, key_prefix, session_id, user_id, file_name, folder_path, folder_id, tags, is_public, strip_metadata, max_size_bytes, content_types, expires_at)
+select id, team_id, key_id, key_prefix, session_id, user_id, file_name, folder_path, folder_id, tags, is_public, strip_metadata, max_size_bytes, content_types, expires_at
   from jsonb_to_record(?::jsonb) as r(id uuid, team_id uuid, key_id uuid, key_prefix varchar, session_id uuid, user_id uuid, file_name varchar, folder_path text[],
-                                      folder_id uuid, tags text[], is_public boolean, max_size_bytes bigint, content_types text[], expires_at timestamptz)`;
+                                      folder_id uuid, tags text[], is_public boolean, strip_metadata boolean, max_size_bytes bigint, content_types text[], expires_at timestamptz)`;
 
-const COLUMNS = 'id, team_id, key_id, key_prefix, session_id, user_id, file_name, folder_path, folder_id, tags, is_public, max_size_bytes, content_types';
+const COLUMNS = 'id, team_id, key_id, key_prefix, session_id, user_id, file_name, folder_path, folder_id, tags, is_public, strip_metadata, max_size_bytes, content_types';
 
 const CLAIM = `
 update upload_url set state = 'claimed', claimed_at = now()
@@ -163,7 +165,7 @@ export class UploadUrlService {
     const maker = makerOf(principal);
     const row = JSON.stringify({
       id, team_id: principal.teamId, key_id: maker.keyId, key_prefix: maker.keyPrefix, session_id: maker.sessionId, user_id: maker.userId, file_name: options.fileName, folder_path: options.folderPath, folder_id: options.folderId,
-      tags: options.tags, is_public: options.public, max_size_bytes: data.maxSizeBytes ?? null, content_types: data.contentTypes ? [...new Set(data.contentTypes.map((type) => type.toLowerCase()))] : null,
+      tags: options.tags, is_public: options.public, strip_metadata: options.stripMetadata, max_size_bytes: data.maxSizeBytes ?? null, content_types: data.contentTypes ? [...new Set(data.contentTypes.map((type) => type.toLowerCase()))] : null,
       expires_at: expiresAt.toISOString(),
     });
     const store = async (tx: EntityManager) => {
@@ -238,6 +240,7 @@ function constraintsOf(row: UploadUrlRow): UploadUrlConstraints {
       folderId: row.folder_id,
       tags: row.tags,
       public: row.is_public,
+      stripMetadata: row.strip_metadata,
     },
     maxSizeBytes: row.max_size_bytes === null ? null : Number(row.max_size_bytes),
     contentTypes: row.content_types,

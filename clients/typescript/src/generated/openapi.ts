@@ -328,7 +328,7 @@ export type paths = {
         put?: never;
         /**
          * tus: create a resumable upload (creation, creation-with-upload)
-         * @description Needs `team.media.upload`; a key with scope media:upload may call it. Upload-Length is reserved against the team's storage at once. Upload-Metadata keys: `filename` (required), `filetype`, `folder`, `folderId`, `tags` (comma list), `public`, each base64 as tus has it, validated like the upload options. A body (Content-Type application/offset+octet-stream) is the first bytes of the file. With an Idempotency-Key, a retry with the same Upload-Length and Upload-Metadata answers the first creation again (its Location, Upload-Expires, Upload-Offset; Idempotent-Replayed: true) and creates nothing; the bytes of a creation-with-upload are not compared and a retry's are not stored: continue from the answered Upload-Offset.
+         * @description Needs `team.media.upload`; a key with scope media:upload may call it. Upload-Length is reserved against the team's storage at once. Upload-Metadata keys: `filename` (required), `filetype`, `folder`, `folderId`, `tags` (comma list), `public`, `stripMetadata`, each base64 as tus has it, validated like the upload options. A body (Content-Type application/offset+octet-stream) is the first bytes of the file. With an Idempotency-Key, a retry with the same Upload-Length and Upload-Metadata answers the first creation again (its Location, Upload-Expires, Upload-Offset; Idempotent-Replayed: true) and creates nothing; the bytes of a creation-with-upload are not compared and a retry's are not stored: continue from the answered Upload-Offset.
          */
         post: operations["tusCreate"];
         delete?: never;
@@ -564,7 +564,7 @@ export type paths = {
         options?: never;
         head?: never;
         /**
-         * Change the team's name, logo, time zone, locale or join requirements
+         * Change the team's name, logo, time zone, locale, stripMetadata default or join requirements
          * @description Needs `team.settings.manage`. A key with scope media:upload gets 403. Logged as TEAM_UPDATED with the changed fields; a body that changes nothing logs nothing.
          */
         patch: operations["updateTeam"];
@@ -2548,6 +2548,8 @@ export type components = {
              */
             folderId?: string;
             tags?: string[] | string;
+            /** @description Remove the EXIF (with GPS), XMP and IPTC of a JPEG, PNG or WebP image before it is stored, turning it upright by its EXIF orientation first; size, hash and counted storage are the stripped file's. Without it the team's stripMetadata setting decides. Other types are stored as sent. */
+            stripMetadata?: boolean;
         };
         /** @description Every field optional; `{}` answers the file unchanged. folderId null takes the file out of its folder. */
         MediaUpdateRequest: {
@@ -2611,6 +2613,8 @@ export type components = {
             tags?: string[] | string;
             /** @description Visibility; without it the target folder's defaultPublic, else public. */
             public?: boolean;
+            /** @description Remove the EXIF (with GPS), XMP and IPTC of a JPEG, PNG or WebP image before it is stored, turning it upright by its EXIF orientation first; size, hash and counted storage are the stripped file's. Without it the team's stripMetadata setting decides. Other types are stored as sent. */
+            stripMetadata?: boolean;
             /** @description The largest file the URL takes (413 beyond). */
             maxSizeBytes?: number;
             /** @description Allowed types of the file, `type/subtype` or `type/*` (1-32); the file's stored type must match one (415 otherwise). */
@@ -2648,6 +2652,8 @@ export type components = {
             logo?: string | null;
             timezone?: string;
             locale?: string;
+            /** @description Whether uploads that do not say `stripMetadata` have the EXIF, XMP and IPTC of their JPEG, PNG and WebP images stripped. */
+            stripMetadata?: boolean;
             /** @description Join requirements to change; the others stay. */
             requirements?: {
                 discord?: boolean;
@@ -3295,6 +3301,8 @@ export type components = {
             setup: boolean;
             timezone: string;
             locale: string;
+            /** @description Whether uploads that do not say `stripMetadata` have the EXIF, XMP and IPTC of their JPEG, PNG and WebP images stripped. Default false. */
+            stripMetadata: boolean;
         };
         TeamMinimalInfo: {
             /** Format: uuid */
@@ -3524,6 +3532,8 @@ export type components = {
             setup: boolean;
             timezone: string;
             locale: string;
+            /** @description Whether uploads that do not say `stripMetadata` have the EXIF, XMP and IPTC of their JPEG, PNG and WebP images stripped. Default false. */
+            stripMetadata: boolean;
             plan: components["schemas"]["Plan"] | null;
         };
         Plan: {
@@ -4070,6 +4080,7 @@ export interface operations {
                 folder?: string;
                 folderId?: string;
                 tags?: string;
+                stripMetadata?: boolean;
                 /** @description true: the answer carries `deletionUrl`, a link that deletes this file without a key (ShareX's DeletionURL). Default false. */
                 deletionUrl?: boolean;
             };
@@ -4172,7 +4183,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is larger than the route allows. */
+            /** @description The body is larger than the route allows; or stripMetadata was asked for an image above STRIP_METADATA_MAX_MIB (messageKey error.media.stripMetadataTooLarge). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4190,7 +4201,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused). */
+            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused); or stripMetadata was asked for a JPEG, PNG or WebP that cannot be read (messageKey error.media.stripMetadataFailed). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4338,7 +4349,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is larger than the route allows. */
+            /** @description The body is larger than the route allows; or stripMetadata was asked for an image above STRIP_METADATA_MAX_MIB (messageKey error.media.stripMetadataTooLarge). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4356,7 +4367,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused). */
+            /** @description The Idempotency-Key was used for a different request: another route, options or content (messageKey error.media.idempotencyKeyReused); or stripMetadata was asked for a JPEG, PNG or WebP that cannot be read (messageKey error.media.stripMetadataFailed). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6233,7 +6244,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The file is larger than the URL's maxSizeBytes, or the body than the route allows. */
+            /** @description The file is larger than the URL's maxSizeBytes, or the body than the route allows; or an image to strip is above STRIP_METADATA_MAX_MIB (error.media.stripMetadataTooLarge). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6251,7 +6262,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used for a different request (messageKey error.media.idempotencyKeyReused): another URL or content. */
+            /** @description The Idempotency-Key was used for a different request (messageKey error.media.idempotencyKeyReused): another URL or content; or an image to strip cannot be read (error.media.stripMetadataFailed). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6931,7 +6942,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The bytes go past Upload-Length. */
+            /** @description The bytes go past Upload-Length; or, on the last PATCH, stripMetadata was asked for an image above STRIP_METADATA_MAX_MIB (error.media.stripMetadataTooLarge: the upload is removed). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6942,6 +6953,15 @@ export interface operations {
             };
             /** @description Content-Type is not application/offset+octet-stream, or the content is a blocked type. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On the last PATCH: stripMetadata was asked for a JPEG, PNG or WebP that cannot be read (error.media.stripMetadataFailed: the upload is removed). */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

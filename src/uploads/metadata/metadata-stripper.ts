@@ -1,0 +1,66 @@
+import PQueue from 'p-queue';
+import { imageNotStrippable, imageTooLargeToStrip } from '../../errors/errors.ts';
+import type { MediaPool } from '../../pool/media-pool.ts';
+import type { ObjectStore } from '../../storage/object-store.ts';
+import { writeBuffer } from '../../storage/write-buffer.ts';
+import { isStrippable } from './image-filter.ts';
+
+export interface MetadataStripperOptions {
+  store: ObjectStore;
+  pool: MediaPool;
+  /** Images larger than this are refused (413): each strip holds the whole image in memory. */
+  maxBytes: number;
+  /** Images of more pixels than this are refused (422) when they must be decoded to be turned upright. */
+  maxPixels: number;
+  /** Strips running at once (each holds its image in memory); the rest wait. */
+  concurrency: number;
+}
+
+/** What is stored after a strip: the size and content hash the row and the quota count. */
+export interface StrippedContent {
+  size: number;
+  hash: string;
+}
+
+/**
+ * Strips the metadata of an image already written under its key (not yet committed), in the
+ * worker pool, and writes the stripped image over it. Working on the stored object rather than on
+ * the stream lets every upload path use it (a JSON body's options come after its file, a tus
+ * upload's bytes across requests) with one image in memory per running strip, at the cost of
+ * reading and writing the image once more.
+ */
+export class MetadataStripper {
+  private readonly options: MetadataStripperOptions;
+  private readonly running: PQueue;
+
+  constructor(options: MetadataStripperOptions) {
+    this.options = options;
+    this.running = new PQueue({ concurrency: options.concurrency });
+  }
+
+  /**
+   * Strips the object under `key` of `contentType` and `size` bytes. Answers null when it stays as
+   * it is (not a JPEG, PNG or WebP, or no metadata), else what is stored now. Throws 413 for an
+   * image above the size limit and 422 for one that cannot be read: the caller removes the object.
+   */
+  async strip(key: string, contentType: string | null, size: number): Promise<StrippedContent | null> {
+    if (!isStrippable(contentType)) return null;
+    const { store, pool, maxBytes, maxPixels } = this.options;
+    if (size > maxBytes) throw imageTooLargeToStrip(maxBytes);
+    const stripped = await this.running.add(async (): Promise<StrippedContent | null> => {
+      const result = await pool.stripMetadata(await this.read(key), { contentType, maxPixels });
+      if (result.outcome === 'refused') throw imageNotStrippable(result.reason);
+      if (result.outcome === 'unchanged') return null;
+      const data = Buffer.from(result.data);
+      await writeBuffer(store, key, data, 'application/octet-stream');
+      return { size: data.length, hash: result.hash };
+    });
+    return stripped ?? null;
+  }
+
+  private async read(key: string): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.options.store.read(key)) chunks.push(chunk);
+    return Buffer.concat(chunks);
+  }
+}
