@@ -6,6 +6,7 @@ import { badRequest, notFound, serviceUnavailable } from '../errors/errors.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { MediaPool } from '../pool/media-pool.ts';
 import { isStorageError, type ObjectStore } from '../storage/object-store.ts';
+import { readBuffer } from '../storage/read-buffer.ts';
 import { writeBuffer } from '../storage/write-buffer.ts';
 import type { TransformCache } from './transform-cache.ts';
 
@@ -125,9 +126,7 @@ export class ImageTransformer {
     const { store, pool, cache, settings } = this.options;
     let source: Buffer;
     try {
-      const chunks: Buffer[] = [];
-      for await (const chunk of await store.read(file.storageKey)) chunks.push(chunk);
-      source = Buffer.concat(chunks);
+      source = await readBuffer(store, file.storageKey);
     } catch (error) {
       if (isStorageError(error) && error.code === 'not-found') throw notFound('media file');
       throw error;

@@ -7,6 +7,7 @@ import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { MediaPool } from '../pool/media-pool.ts';
 import { isStorageError, type ObjectStore } from '../storage/object-store.ts';
+import { readBuffer } from '../storage/read-buffer.ts';
 import { writeBuffer } from '../storage/write-buffer.ts';
 import { THUMBNAIL_CONTENT_TYPE, thumbnailStorageKey } from '../domain/media/thumbnail-links.ts';
 import type { ThumbnailJob, ThumbnailQueue } from './thumbnail-queue.ts';
@@ -129,7 +130,7 @@ export class Thumbnailer {
       if (job.size > limit) return this.finish(job, 'failed', () => queue.fail(job, `the file is larger than ${limit} bytes`));
       let image: Buffer;
       try {
-        image = video ? await this.poster(job) : await this.read(job);
+        image = video ? await this.poster(job) : await readBuffer(this.options.store, job.storageKey);
       } catch (error) {
         // Deleted meanwhile (the fail then changes nothing), or lost from its store.
         if (isStorageError(error) && error.code === 'not-found') return this.finish(job, 'failed', () => queue.fail(job, 'the file is not in storage'));
@@ -171,11 +172,5 @@ export class Thumbnailer {
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
-  }
-
-  private async read(job: ThumbnailJob): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of await this.options.store.read(job.storageKey)) chunks.push(chunk);
-    return Buffer.concat(chunks);
   }
 }

@@ -1,4 +1,5 @@
 import type { ObjectStore } from '../../storage/object-store.ts';
+import { readBuffer } from '../../storage/read-buffer.ts';
 import { gunzipPieces, isZlibError } from './gunzip-pieces.ts';
 import { continuationBytesAtStart, FirstLines, LastLines, LineSplitter, withinCharacters, type Line } from './text-lines.ts';
 
@@ -58,11 +59,7 @@ export type RangeReader = (start: number, end: number) => Promise<Buffer>;
 
 /** A RangeReader of one object of a store. Rejects with the store's StorageError (not-found, unavailable, ...). */
 export function storeRangeReader(store: Pick<ObjectStore, 'read'>, key: string): RangeReader {
-  return async (start, end) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of await store.read(key, { start, end })) chunks.push(chunk);
-    return Buffer.concat(chunks);
-  };
+  return (start, end) => readBuffer(store, key, { start, end });
 }
 
 export interface TextPreviewOptions {

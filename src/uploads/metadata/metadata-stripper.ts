@@ -2,6 +2,7 @@ import PQueue from 'p-queue';
 import { imageNotStrippable, imageTooLargeToStrip } from '../../errors/errors.ts';
 import type { MediaPool } from '../../pool/media-pool.ts';
 import type { ObjectStore } from '../../storage/object-store.ts';
+import { readBuffer } from '../../storage/read-buffer.ts';
 import { writeBuffer } from '../../storage/write-buffer.ts';
 import { isStrippable } from './image-filter.ts';
 
@@ -48,7 +49,7 @@ export class MetadataStripper {
     const { store, pool, maxBytes, maxPixels } = this.options;
     if (size > maxBytes) throw imageTooLargeToStrip(maxBytes);
     const stripped = await this.running.add(async (): Promise<StrippedContent | null> => {
-      const result = await pool.stripMetadata(await this.read(key), { contentType, maxPixels });
+      const result = await pool.stripMetadata(await readBuffer(this.options.store, key), { contentType, maxPixels });
       if (result.outcome === 'refused') throw imageNotStrippable(result.reason);
       if (result.outcome === 'unchanged') return null;
       const data = Buffer.from(result.data);
@@ -56,11 +57,5 @@ export class MetadataStripper {
       return { size: data.length, hash: result.hash };
     });
     return stripped ?? null;
-  }
-
-  private async read(key: string): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of await this.options.store.read(key)) chunks.push(chunk);
-    return Buffer.concat(chunks);
   }
 }
