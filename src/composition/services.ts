@@ -282,7 +282,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   const idempotency = new IdempotencyKeys({ orm, owner: identity, logger: logger.child({ component: 'idempotency' }) });
   const gate = new AdmissionGate(config.upload);
   const thumbnailer = new Thumbnailer({
-    queue: new ThumbnailQueue(orm), store, pool, settings: config.thumbnails, logger: logger.child({ component: 'thumbnails' }),
+    queue: new ThumbnailQueue(orm, identity), store, pool, settings: config.thumbnails, logger: logger.child({ component: 'thumbnails' }),
     uploadsWaiting: () => gate.waiting > 0,
     onOutcome: (outcome) => metrics.thumbnails.inc({ outcome }),
   });
