@@ -62,9 +62,10 @@ export class LogoffService {
 
   /** `{data, count}`, newest first: everyone's for a manager, the caller's own otherwise. */
   async list(teamId: string, caller: LogoffCaller, filters: { teamMemberId?: string; meetingId?: string }, paging: Paging) {
-    const foreignFilter = filters.teamMemberId !== undefined && filters.teamMemberId !== caller.teamMemberId;
+    const filteredMember = filters.teamMemberId?.toLowerCase();
+    const foreignFilter = filteredMember !== undefined && filteredMember !== caller.teamMemberId;
     if (!caller.managesAll && (!caller.teamMemberId || foreignFilter)) return { data: [], count: 0 };
-    const memberId = caller.managesAll ? filters.teamMemberId : caller.teamMemberId;
+    const memberId = caller.managesAll ? filteredMember : caller.teamMemberId;
     const where = { team: teamId, ...(memberId && { teamMember: memberId }), ...(filters.meetingId && { meeting: filters.meetingId }) };
     const em = this.orm.em.fork();
     const [logoffs, count] = await em.findAndCount(Logoff, where, {
