@@ -188,6 +188,20 @@ t.test('two instances: racing transitions of one meeting are decided once', asyn
   }
 });
 
+t.test('two instances: a protocol change racing the lock lands before it or not at all', async (t) => {
+  await Promise.all([0, 1, 2].map(async () => {
+    const id = await meetingIn('FINISHED');
+    const [lock, change] = await Promise.all([
+      first.media('POST', `${T}/meetings/${id}/lock`, manager.key),
+      second.media('PATCH', `${T}/meetings/${id}`, manager.key, { body: { protocol: 'late' } }),
+    ]);
+    t.equal(lock.status, 200);
+    t.ok([200, 409].includes(change.status), `the change: ${change.status}`);
+    const final = (await first.media('GET', `${T}/meetings/${id}`, viewer.key)).body;
+    t.match(final, { state: 'LOCKED', protocol: change.status === 200 ? 'late' : null }, 'the locked protocol is what stood at the lock');
+  }));
+});
+
 t.test('maxPlannedMeetings counts PLANNED meetings: 402 past it, exact across two instances', async (t) => {
   await sql('delete from meeting where team_id = $1', [team.teamId]);
   await setLimits({ maxPlannedMeetings: 2 });
