@@ -70,6 +70,7 @@ import { createObjectStore, createResumableStore } from '../storage/create-objec
 import type { ObjectStore } from '../storage/object-store.ts';
 import { THUMBNAIL_SOURCE_TYPES } from '../domain/media/thumbnail-links.ts';
 import { ThumbnailQueue } from '../previews/thumbnail-queue.ts';
+import { PreviewProcess } from '../previews/preview-process.ts';
 import { Thumbnailer } from '../previews/thumbnailer.ts';
 import { ImageTransformer } from '../previews/image-transformer.ts';
 import { TransformCache } from '../previews/transform-cache.ts';
@@ -178,6 +179,8 @@ export interface CoreServices {
   verification: VerificationService;
   /** Makes the thumbnails of image uploads (THUMBNAIL_* settings); started by Application. */
   thumbnailer: Thumbnailer;
+  /** The low-priority child process the thumbnails are made in. */
+  previews: PreviewProcess;
   /** Resized images on request, cached in the store (TRANSFORM_* settings). */
   transformer: ImageTransformer;
 }
@@ -287,8 +290,9 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   });
   const idempotency = new IdempotencyKeys({ orm, owner: identity, logger: logger.child({ component: 'idempotency' }) });
   const gate = new AdmissionGate(config.upload);
+  const previews = new PreviewProcess({ logger: logger.child({ component: 'thumbnails' }) });
   const thumbnailer = new Thumbnailer({
-    queue: new ThumbnailQueue(orm, identity), store, pool, settings: config.thumbnails, logger: logger.child({ component: 'thumbnails' }),
+    queue: new ThumbnailQueue(orm, identity), store, previews, settings: config.thumbnails, logger: logger.child({ component: 'thumbnails' }),
     uploadsWaiting: () => gate.waiting > 0,
     onOutcome: (outcome) => metrics.thumbnails.inc({ outcome }),
   });
@@ -401,6 +405,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     teamDeletion,
     verification,
     thumbnailer,
+    previews,
     transformer,
   };
   services.metrics.observe({ gate: services.gate, pool });
@@ -445,6 +450,7 @@ export async function closeServices(services: CoreServices & Partial<ServerServi
   services.idempotency.close();
   await services.automationDispatcher.stop();
   await services.transformer.stop();
+  await services.previews.close();
   services.redis?.disconnect();
   await services.pool.close();
   await services.store.close();

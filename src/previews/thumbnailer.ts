@@ -5,11 +5,11 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
-import type { MediaPool } from '../pool/media-pool.ts';
 import { isStorageError, type ObjectStore } from '../storage/object-store.ts';
 import { readBuffer } from '../storage/read-buffer.ts';
 import { writeBuffer } from '../storage/write-buffer.ts';
 import { THUMBNAIL_CONTENT_TYPE, thumbnailStorageKey } from '../domain/media/thumbnail-links.ts';
+import type { PreviewProcess } from './preview-process.ts';
 import type { ThumbnailJob, ThumbnailQueue } from './thumbnail-queue.ts';
 import { extractPoster, ffmpegAvailable, PosterError } from './video-poster.ts';
 
@@ -24,7 +24,8 @@ export type ThumbnailOutcome = 'made' | 'failed' | 'retried';
 export interface ThumbnailerOptions {
   queue: ThumbnailQueue;
   store: ObjectStore;
-  pool: Pick<MediaPool, 'thumbnail'>;
+  /** Where the thumbnails are made: the low-priority preview process. */
+  previews: Pick<PreviewProcess, 'thumbnail'>;
   settings: Config['thumbnails'];
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** True while uploads wait for an admission slot: thumbnails give way to them. */
@@ -35,8 +36,9 @@ export interface ThumbnailerOptions {
 
 /**
  * Makes the thumbnails of image uploads after their commit, off every upload's answer path: claims
- * a few from the queue (`concurrency`, so the pool never holds more of them than that), reads each
- * image, makes the thumbnail in the worker pool and stores it in the same store as the file.
+ * a few from the queue (`concurrency`, so the preview process never holds more of them than that),
+ * reads each image, makes the thumbnail in the preview process (at the lowest CPU priority) and
+ * stores it in the same store as the file.
  * Committing instances wake their own thumbnailer; the others poll. Never throws: failures are
  * logged, and the queue decides what is tried again.
  */
@@ -148,7 +150,7 @@ export class Thumbnailer {
         if (error instanceof PosterError) return this.finish(job, 'failed', () => queue.fail(job, error.message));
         throw error;
       }
-      const result = await this.options.pool.thumbnail(image, { maxSide: settings.size, maxPixels: settings.maxPixels, quality: WEBP_QUALITY });
+      const result = await this.options.previews.thumbnail(image, { maxSide: settings.size, maxPixels: settings.maxPixels, quality: WEBP_QUALITY });
       if (result.outcome === 'undecodable') {
         logger.info({ ...log, reason: result.reason }, 'no thumbnail: the image cannot be decoded');
         return this.finish(job, 'failed', () => queue.fail(job, result.reason));

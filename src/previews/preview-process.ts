@@ -1,0 +1,83 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from '../logging/logger.ts';
+import type { ThumbnailTask, ThumbnailTaskResult } from '../pool/media-task-types.ts';
+
+const PROCESS_FILE = fileURLToPath(new URL('../../workers/preview-process.ts', import.meta.url));
+
+type ThumbnailOptions = Omit<ThumbnailTask, 'kind' | 'image'>;
+
+interface Waiting {
+  resolve(result: ThumbnailTaskResult): void;
+  reject(error: Error): void;
+}
+
+/**
+ * Thumbnails made in a child process of their own (workers/preview-process.ts) running at the
+ * lowest CPU priority (nice 19), so that on a busy machine they take only the CPU that uploads,
+ * the database and everything else leave: a burst of uploads is not slowed by them, and they
+ * catch up after it. The process starts with the first thumbnail and is started again after it
+ * dies (an image that crashes libvips takes down this process, not the service); the thumbnails
+ * it was making fail with an error, which the thumbnailer retries.
+ */
+export class PreviewProcess {
+  private readonly logger: Pick<Logger, 'warn'>;
+  private child: ChildProcess | null = null;
+  private readonly waiting = new Map<number, Waiting>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(options: { logger: Pick<Logger, 'warn'> }) {
+    this.logger = options.logger;
+  }
+
+  /** The child's pid while it runs (tests, diagnostics). */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  async thumbnail(image: Buffer, options: ThumbnailOptions): Promise<ThumbnailTaskResult> {
+    if (this.closed) throw new Error('the preview process is closed');
+    const child = this.running();
+    const id = this.nextId++;
+    const task: ThumbnailTask = { kind: 'thumbnail', image: new Uint8Array(image).buffer, ...options };
+    return new Promise<ThumbnailTaskResult>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      child.send({ id, task }, (error) => {
+        if (error) this.settle(id, { error: `sending the image to the preview process failed: ${error.message}` });
+      });
+    });
+  }
+
+  /** Ends the child (its thumbnails in hand fail) and starts no other. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const child = this.child;
+    if (!child) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.disconnect();
+    await exited;
+  }
+
+  private running(): ChildProcess {
+    if (this.child) return this.child;
+    const child = fork(PROCESS_FILE, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.on('message', (message: { id: number; result?: ThumbnailTaskResult; error?: string }) => this.settle(message.id, message));
+    child.on('error', (error) => this.logger.warn({ err: error }, 'preview process error'));
+    child.once('exit', (code, signal) => {
+      if (this.child === child) this.child = null;
+      if (!this.closed) this.logger.warn({ code, signal, thumbnails: this.waiting.size }, 'the preview process ended; the next thumbnail starts another');
+      for (const id of [...this.waiting.keys()]) this.settle(id, { error: `the preview process ended (${signal ?? `exit ${code}`}) while making this thumbnail` });
+    });
+    this.child = child;
+    return child;
+  }
+
+  private settle(id: number, message: { result?: ThumbnailTaskResult; error?: string }): void {
+    const waiting = this.waiting.get(id);
+    if (!waiting) return;
+    this.waiting.delete(id);
+    if (message.result) waiting.resolve(message.result);
+    else waiting.reject(new Error(message.error ?? 'the preview process answered nothing'));
+  }
+}

@@ -1,0 +1,56 @@
+import { readdir, readFile } from 'node:fs/promises';
+import sharp from 'sharp';
+import t from 'tap';
+import { PreviewProcess } from '../../src/previews/preview-process.ts';
+
+// The preview process (issue 35.6): thumbnails made in a child process at the lowest CPU priority,
+// libvips' threads included; a process that dies fails the thumbnails in hand and is replaced.
+
+const warnings: unknown[] = [];
+const previews = new PreviewProcess({ logger: { warn: (object: unknown) => void warnings.push(object) } });
+t.teardown(() => previews.close());
+const options = { maxSide: 320, maxPixels: 100_000_000, quality: 75 };
+
+/** name and nice value of every thread of `pid`. */
+async function threads(pid: number): Promise<{ name: string; nice: number }[]> {
+  const found: { name: string; nice: number }[] = [];
+  for (const tid of await readdir(`/proc/${pid}/task`)) {
+    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => null);
+    if (!stat) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    found.push({ name: (await readFile(`/proc/${pid}/task/${tid}/comm`, 'utf8')).trim(), nice: Number(fields[16]) });
+  }
+  return found;
+}
+
+t.test('thumbnails are made in a child process whose threads, libvips\' included, run at nice 19', async (t) => {
+  const image = await sharp({ create: { width: 1600, height: 900, channels: 3, background: '#2a6' } }).png().toBuffer();
+  const result = await previews.thumbnail(image, options);
+  t.match(result, { kind: 'thumbnail', outcome: 'made', width: 320, height: 180 });
+  const pid = previews.pid!;
+  t.not(pid, process.pid, 'in a process of its own');
+  const all = await threads(pid);
+  t.ok(all.some((thread) => thread.name.startsWith('libvips')), `libvips threads run there (${all.map((thread) => thread.name).join(', ')})`);
+  t.same(all.filter((thread) => thread.nice !== 19), [], 'every thread at nice 19');
+  const main = await readFile(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8');
+  t.equal(Number(main.slice(main.lastIndexOf(')') + 2).split(' ')[16]), 0, 'the service itself keeps its priority');
+});
+
+t.test('a preview process that dies fails the thumbnails in hand; the next one starts another', async (t) => {
+  const large = await sharp({ create: { width: 8000, height: 8000, channels: 3, background: '#a26' } }).png().toBuffer();
+  const first = previews.pid!;
+  const inHand = previews.thumbnail(large, options);
+  process.kill(first, 'SIGKILL');
+  await t.rejects(inHand, { message: /the preview process ended \(SIGKILL\)/ });
+  t.match(warnings.at(-1), { signal: 'SIGKILL', thumbnails: 1 }, 'logged');
+  const again = await previews.thumbnail(await sharp({ create: { width: 64, height: 64, channels: 3, background: '#000' } }).png().toBuffer(), options);
+  t.match(again, { outcome: 'made', width: 64, height: 64 });
+  t.not(previews.pid, first, 'made by a new process');
+});
+
+t.test('after close no thumbnail is taken and the process is gone', async (t) => {
+  const pid = previews.pid!;
+  await previews.close();
+  await t.rejects(previews.thumbnail(Buffer.from('x'), options), { message: /closed/ });
+  t.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, 'the child exited');
+});
