@@ -99,6 +99,8 @@ export interface Config {
   oauth: OAuthSettings;
   /** Mail: SMTP when smtpUrl is set, otherwise the outbox table and the log (src/mail). */
   mail: MailSettings;
+  /** How long a notification delivery (spec 2.9) is kept: its retentionUntil is this many days after it was written. */
+  notificationRetentionDays: number;
 }
 
 export interface OAuthSettings {
@@ -319,7 +321,9 @@ function toConfig(values: SettingValues, cwd: string): Config {
       sendAttempts: values.MAIL_SEND_ATTEMPTS,
       backoffMs: values.MAIL_BACKOFF_MS,
       retryIntervalMs: values.MAIL_RETRY_INTERVAL_SECONDS * 1000,
+      provider: values.MAIL_PROVIDER,
     },
+    notificationRetentionDays: values.NOTIFICATION_RETENTION_DAYS,
   };
 }
 

@@ -160,6 +160,9 @@ export const settings = {
   MAIL_SEND_ATTEMPTS: setting(integer(1, 10), 'an integer from 1 to 10'),
   MAIL_BACKOFF_MS: setting(integer(0, 60_000), 'an integer from 0 to 60000 (milliseconds)'),
   MAIL_RETRY_INTERVAL_SECONDS: setting(integer(0, 86_400), 'an integer from 0 to 86400 (0: no retry job)'),
+  // Notification deliveries (spec 2.9; docs/workspace.md): the provider their mail rows name, and how long a row is kept.
+  MAIL_PROVIDER: setting(z.enum(['SES', 'BREVO']), '"SES" or "BREVO": the mail service behind SMTP_URL, as notification deliveries name it'),
+  NOTIFICATION_RETENTION_DAYS: setting(integer(1, 3650), 'an integer from 1 to 3650'),
 };
 
 export type SettingName = keyof typeof settings;
