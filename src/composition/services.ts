@@ -34,6 +34,7 @@ import { MemberService } from '../domain/members/member.service.ts';
 import { TeamModuleService } from '../domain/modules/team-module.service.ts';
 import { NotificationPreferenceService } from '../domain/notifications/notification-preference.service.ts';
 import { NotificationDeliveries } from '../domain/notifications/notification-deliveries.ts';
+import { DiscordStatusService } from '../domain/members/discord-status.service.ts';
 import { MailDeliveries } from '../mail/mail-deliveries.ts';
 import { PlanQueryService } from '../domain/plans/plan-query.service.ts';
 import { SessionService } from '../domain/sessions/session.service.ts';
@@ -103,6 +104,8 @@ export interface CoreServices {
   notificationPreferences: NotificationPreferenceService;
   /** What became of each notification to a user (spec 2.9); swept past its retention by expiredRows. */
   notificationDeliveries: NotificationDeliveries;
+  /** A member's Discord status (spec 2.8), from its linked account and its last Discord sign-in. */
+  discordStatuses: DiscordStatusService;
   teams: TeamService;
   /** Team limits and storage counters for uploads; invalidated through TEAM_LIMITS_CHANNEL. */
   teamStates: TeamStateCache;
@@ -351,6 +354,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     launcherCodes: new LauncherCodeService({ orm, sessions }),
     notificationPreferences,
     notificationDeliveries,
+    discordStatuses: new DiscordStatusService({ orm, guildId: config.oauth.discord?.guildId ?? null }),
     teams,
     teamStates,
     members: new MemberService({ orm, authCache: authenticator }),

@@ -104,7 +104,7 @@ export interface Config {
 }
 
 export interface OAuthSettings {
-  discord: { clientId: string; clientSecret: string; apiUrl: string; authorizeUrl: string } | null;
+  discord: { clientId: string; clientSecret: string; apiUrl: string; authorizeUrl: string; guildId: string | null } | null;
   google: { clientId: string; clientSecret: string; issuer: string } | null;
 }
 
@@ -309,6 +309,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
           clientSecret: values.OAUTH_DISCORD_CLIENT_SECRET,
           apiUrl: values.OAUTH_DISCORD_API_URL.replace(/\/+$/, ''),
           authorizeUrl: values.OAUTH_DISCORD_AUTHORIZE_URL,
+          guildId: values.OAUTH_DISCORD_GUILD_ID,
         }
         : null,
       google: values.OAUTH_GOOGLE_CLIENT_ID && values.OAUTH_GOOGLE_CLIENT_SECRET

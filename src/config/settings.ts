@@ -151,6 +151,7 @@ export const settings = {
   OAUTH_DISCORD_CLIENT_SECRET: setting(z.string().min(1).nullable(), 'the Discord application\'s client secret, or unset'),
   OAUTH_DISCORD_API_URL: setting(httpUrl, 'an http(s) URL: Discord\'s API base (token at {url}/oauth2/token, user at {url}/users/@me)'),
   OAUTH_DISCORD_AUTHORIZE_URL: setting(httpUrl, 'an http(s) URL: Discord\'s authorization page'),
+  OAUTH_DISCORD_GUILD_ID: setting(z.string().regex(/^\d{17,20}$/).nullable(), 'a Discord guild (server) id, 17-20 digits, or unset to read no guild membership at sign-in'),
   OAUTH_GOOGLE_CLIENT_ID: setting(z.string().min(1).nullable(), 'the Google OAuth client id, or unset to offer no Google sign-in'),
   OAUTH_GOOGLE_CLIENT_SECRET: setting(z.string().min(1).nullable(), 'the Google OAuth client secret, or unset'),
   OAUTH_GOOGLE_ISSUER: setting(httpUrl, 'an http(s) URL: the OpenID Connect issuer (discovery at {url}/.well-known/openid-configuration)'),

@@ -31,6 +31,7 @@ import { Migration20261128020500VideoPosters } from './Migration20261128020500Vi
 import { Migration20261128030000StripMetadata } from './Migration20261128030000StripMetadata.ts';
 import { Migration20261129010000ImageTransforms } from './Migration20261129010000ImageTransforms.ts';
 import { Migration20261130040000NotificationDeliveries } from './Migration20261130040000NotificationDeliveries.ts';
+import { Migration20261130041000DiscordMembers } from './Migration20261130041000DiscordMembers.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -66,4 +67,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261128030000StripMetadata', class: Migration20261128030000StripMetadata },
   { name: 'Migration20261129010000ImageTransforms', class: Migration20261129010000ImageTransforms },
   { name: 'Migration20261130040000NotificationDeliveries', class: Migration20261130040000NotificationDeliveries },
+  { name: 'Migration20261130041000DiscordMembers', class: Migration20261130041000DiscordMembers },
 ];
