@@ -119,12 +119,14 @@ export class DiscordProvider implements OAuthProvider {
 
   /**
    * The user's membership of the configured guild: 200 is a member, 404 (Unknown Member or Guild)
-   * is none. Any other answer leaves it unknown (null): the sign-in goes on without it.
+   * is none. Any other answer, or none, leaves it unknown (null): the sign-in goes on without it.
    */
   private async guildMember(accessToken: string, user: z.infer<typeof discordUser>): Promise<{ guildId: string; member: DiscordMember } | null> {
     const guildId = this.settings.guildId!;
     const api = this.settings.apiUrl.replace(/\/+$/, '');
-    const response = await client.fetchProtectedResource(this.config, accessToken, new URL(`${api}/users/@me/guilds/${encodeURIComponent(guildId)}/member`), 'GET');
+    const response = await client.fetchProtectedResource(this.config, accessToken, new URL(`${api}/users/@me/guilds/${encodeURIComponent(guildId)}/member`), 'GET')
+      .catch(() => null);
+    if (!response) return null;
     const person = { id: user.id, username: user.username, globalName: user.global_name ?? null, displayName: user.global_name ?? user.username };
     if (response.status === 404) return { guildId, member: { isMember: false, ...person, nick: null, joinedAt: null, roles: [] } };
     const parsed = response.ok ? discordGuildMember.safeParse(await response.json().catch(() => null)) : null;
