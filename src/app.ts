@@ -45,6 +45,7 @@ import { authRoutes } from './http/routes/users/auth-routes.ts';
 import { launcherRoutes } from './http/routes/users/launcher-routes.ts';
 import { oauthRoutes } from './http/routes/users/oauth-routes.ts';
 import { userRoutes } from './http/routes/users/user-routes.ts';
+import { notificationDeliveryRoutes } from './http/routes/users/notification-delivery-routes.ts';
 import { verificationRoutes } from './http/routes/users/verification-routes.ts';
 import { HttpServer, type ListenMode } from './http/server.ts';
 import type { Logger } from './logging/logger.ts';
@@ -214,6 +215,7 @@ export class Application {
         }),
         ...authRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...userRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
+        ...notificationDeliveryRoutes(services),
         ...oauthRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...accountRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...verificationRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),

@@ -36,6 +36,9 @@ import { UpcomingMeetings } from '../domain/meetings/upcoming-meetings.ts';
 import { MemberService } from '../domain/members/member.service.ts';
 import { TeamModuleService } from '../domain/modules/team-module.service.ts';
 import { NotificationPreferenceService } from '../domain/notifications/notification-preference.service.ts';
+import { NotificationDeliveries } from '../domain/notifications/notification-deliveries.ts';
+import { DiscordStatusService } from '../domain/members/discord-status.service.ts';
+import { MailDeliveries } from '../mail/mail-deliveries.ts';
 import { PlanQueryService } from '../domain/plans/plan-query.service.ts';
 import { SessionService } from '../domain/sessions/session.service.ts';
 import { SubscriptionJob } from '../domain/subscriptions/subscription-job.ts';
@@ -103,6 +106,10 @@ export interface CoreServices {
   launcherCodes: LauncherCodeService;
   /** A user's notification preferences. */
   notificationPreferences: NotificationPreferenceService;
+  /** What became of each notification to a user (spec 2.9); swept past its retention by expiredRows. */
+  notificationDeliveries: NotificationDeliveries;
+  /** A member's Discord status (spec 2.8), from its linked account and its last Discord sign-in. */
+  discordStatuses: DiscordStatusService;
   teams: TeamService;
   /** Team limits and storage counters for uploads; invalidated through TEAM_LIMITS_CHANNEL. */
   teamStates: TeamStateCache;
@@ -161,7 +168,7 @@ export interface CoreServices {
   subscriptionJob: SubscriptionJob;
   /** Leftovers of crashed uploads (issue 6.2) and expired idempotency keys; started by Application, runOnce() callable directly. */
   crashSweeper: CrashSweeper;
-  /** Expired sessions, sign-in codes, OAuth states and verification tokens; started by Application. */
+  /** Expired sessions, sign-in codes, OAuth states, verification tokens and notification deliveries; started by Application. */
   expiredRows: ExpiredRowsSweeper;
   /** Idempotency-Key claims and answers, shared by every instance through PostgreSQL. */
   idempotency: IdempotencyKeys;
@@ -316,7 +323,12 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     orm, logger: logger.child({ component: 'automations' }), settings: config.automations,
   });
   const subscriptions = new SubscriptionService({ orm });
-  const mail = await createMailSender({ orm, logger, settings: config.mail });
+  const notificationPreferences = new NotificationPreferenceService({ orm });
+  const notificationDeliveries = new NotificationDeliveries({ orm, retentionDays: config.notificationRetentionDays });
+  const mail = await createMailSender({
+    orm, logger, settings: config.mail,
+    deliveries: new MailDeliveries({ deliveries: notificationDeliveries, preferences: notificationPreferences, provider: config.mail.provider }),
+  });
   const teamDeletionLog = logger.child({ component: 'team-deletion' });
   const teamDeletion = new TeamDeletion({
     orm, store, resumable: createResumableStore(store), logger: teamDeletionLog,
@@ -350,7 +362,9 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
       ],
     }),
     launcherCodes: new LauncherCodeService({ orm, sessions }),
-    notificationPreferences: new NotificationPreferenceService({ orm }),
+    notificationPreferences,
+    notificationDeliveries,
+    discordStatuses: new DiscordStatusService({ orm, guildId: config.oauth.discord?.guildId ?? null }),
     teams,
     teamStates,
     members: new MemberService({ orm, authCache: authenticator }),
@@ -395,7 +409,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
       tus: { sweepExpired: (now) => tus.sweepExpired(now), unfinishedKeys: () => tus.uploads.unfinishedKeys() },
     }),
     idempotency,
-    expiredRows: new ExpiredRowsSweeper({ orm, logger: logger.child({ component: 'expired-rows' }) }),
+    expiredRows: new ExpiredRowsSweeper({ orm, notificationDeliveries, logger: logger.child({ component: 'expired-rows' }) }),
     identity,
     automations: new AutomationService({
       orm, allowPrivateTargets: config.automations.allowPrivateTargets, wake: () => automationDispatcher.wake(),

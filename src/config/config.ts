@@ -99,10 +99,12 @@ export interface Config {
   oauth: OAuthSettings;
   /** Mail: SMTP when smtpUrl is set, otherwise the outbox table and the log (src/mail). */
   mail: MailSettings;
+  /** How long a notification delivery (spec 2.9) is kept: its retentionUntil is this many days after it was written. */
+  notificationRetentionDays: number;
 }
 
 export interface OAuthSettings {
-  discord: { clientId: string; clientSecret: string; apiUrl: string; authorizeUrl: string } | null;
+  discord: { clientId: string; clientSecret: string; apiUrl: string; authorizeUrl: string; guildId: string | null } | null;
   google: { clientId: string; clientSecret: string; issuer: string } | null;
 }
 
@@ -307,6 +309,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
           clientSecret: values.OAUTH_DISCORD_CLIENT_SECRET,
           apiUrl: values.OAUTH_DISCORD_API_URL.replace(/\/+$/, ''),
           authorizeUrl: values.OAUTH_DISCORD_AUTHORIZE_URL,
+          guildId: values.OAUTH_DISCORD_GUILD_ID,
         }
         : null,
       google: values.OAUTH_GOOGLE_CLIENT_ID && values.OAUTH_GOOGLE_CLIENT_SECRET
@@ -319,7 +322,9 @@ function toConfig(values: SettingValues, cwd: string): Config {
       sendAttempts: values.MAIL_SEND_ATTEMPTS,
       backoffMs: values.MAIL_BACKOFF_MS,
       retryIntervalMs: values.MAIL_RETRY_INTERVAL_SECONDS * 1000,
+      provider: values.MAIL_PROVIDER,
     },
+    notificationRetentionDays: values.NOTIFICATION_RETENTION_DAYS,
   };
 }
 

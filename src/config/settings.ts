@@ -151,6 +151,7 @@ export const settings = {
   OAUTH_DISCORD_CLIENT_SECRET: setting(z.string().min(1).nullable(), 'the Discord application\'s client secret, or unset'),
   OAUTH_DISCORD_API_URL: setting(httpUrl, 'an http(s) URL: Discord\'s API base (token at {url}/oauth2/token, user at {url}/users/@me)'),
   OAUTH_DISCORD_AUTHORIZE_URL: setting(httpUrl, 'an http(s) URL: Discord\'s authorization page'),
+  OAUTH_DISCORD_GUILD_ID: setting(z.string().regex(/^\d{17,20}$/).nullable(), 'a Discord guild (server) id, 17-20 digits, or unset to read no guild membership at sign-in'),
   OAUTH_GOOGLE_CLIENT_ID: setting(z.string().min(1).nullable(), 'the Google OAuth client id, or unset to offer no Google sign-in'),
   OAUTH_GOOGLE_CLIENT_SECRET: setting(z.string().min(1).nullable(), 'the Google OAuth client secret, or unset'),
   OAUTH_GOOGLE_ISSUER: setting(httpUrl, 'an http(s) URL: the OpenID Connect issuer (discovery at {url}/.well-known/openid-configuration)'),
@@ -160,6 +161,9 @@ export const settings = {
   MAIL_SEND_ATTEMPTS: setting(integer(1, 10), 'an integer from 1 to 10'),
   MAIL_BACKOFF_MS: setting(integer(0, 60_000), 'an integer from 0 to 60000 (milliseconds)'),
   MAIL_RETRY_INTERVAL_SECONDS: setting(integer(0, 86_400), 'an integer from 0 to 86400 (0: no retry job)'),
+  // Notification deliveries (spec 2.9; docs/workspace.md): the provider their mail rows name, and how long a row is kept.
+  MAIL_PROVIDER: setting(z.enum(['SES', 'BREVO']), '"SES" or "BREVO": the mail service behind SMTP_URL, as notification deliveries name it'),
+  NOTIFICATION_RETENTION_DAYS: setting(integer(1, 3650), 'an integer from 1 to 3650'),
 };
 
 export type SettingName = keyof typeof settings;

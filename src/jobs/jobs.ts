@@ -29,7 +29,7 @@ export const JOBS = {
   },
   /** Leftovers of crashed uploads and expired idempotency keys, on every instance (idempotent): CrashSweeper (./crash-sweeper.ts). */
   crashSweep: { name: 'crash-sweep', schedule: { everyMs: 5 * MINUTE_MS, atStart: true } },
-  /** Expired sessions, sign-in codes, OAuth states, verification tokens, on every instance: ExpiredRowsSweeper (./expired-rows-sweep.ts). */
+  /** Expired sessions, sign-in codes, OAuth states, verification tokens, notification deliveries past their retention, on every instance: ExpiredRowsSweeper (./expired-rows-sweep.ts). */
   expiredRows: { name: 'expired-rows', schedule: { everyMs: 10 * MINUTE_MS } },
   /** The objects of deleted teams, and of deletions deferred while a backup ran, on every instance: TeamDeletion.drain (domain/teams/team-deletion.ts). */
   storageDeletionDrain: { name: 'storage-deletion-drain', schedule: { everyMs: 5 * MINUTE_MS, atStart: true } },

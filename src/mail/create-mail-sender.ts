@@ -1,11 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { MailDeliveries } from './mail-deliveries.ts';
 import { MailOutbox } from './mail-outbox.ts';
 import type { MailSender } from './mail-sender.ts';
 import { OutboxMailSender } from './outbox-mail-sender.ts';
 
 export interface MailSettings {
   smtpUrl: string | null;
+  /** The spec's provider named in the mail's notification deliveries (MAIL_PROVIDER): SMTP itself is none of SES, BREVO, DISCORD. */
+  provider: 'SES' | 'BREVO';
   from: string;
   sendAttempts: number;
   backoffMs: number;
@@ -23,9 +26,9 @@ export interface ManagedMailSender extends MailSender {
  * modules) is imported only when configured: every process start, cli command and test pays for
  * what it imports.
  */
-export async function createMailSender(options: { orm: MikroORM; logger: Logger; settings: MailSettings }): Promise<ManagedMailSender> {
+export async function createMailSender(options: { orm: MikroORM; logger: Logger; settings: MailSettings; deliveries: MailDeliveries }): Promise<ManagedMailSender> {
   const { orm, logger, settings } = options;
-  const outbox = new MailOutbox({ orm });
+  const outbox = new MailOutbox({ orm, deliveries: options.deliveries });
   const log = logger.child({ component: 'mail' });
   if (settings.smtpUrl) {
     const { SmtpMailSender } = await import('./smtp-mail-sender.ts');

@@ -1,3 +1,5 @@
+import type { NotificationTopic } from '../domain/notifications/notification-preference.service.ts';
+
 /** One message of the service to one person: plain text, no attachments. */
 export interface MailMessage {
   /** What the message is for (e.g. `verification.ACCOUNT_DELETE`); kept in the outbox and the log. */
@@ -5,6 +7,11 @@ export interface MailMessage {
   to: string;
   subject: string;
   text: string;
+  /**
+   * The user it is for and its topic: the message then has a notification delivery (spec 2.9) and
+   * is sent only if the user's preferences take the topic by email. Null for a message to no user.
+   */
+  notification: { userId: string; topic: NotificationTopic } | null;
 }
 
 /**

@@ -19,6 +19,10 @@ export class OutboxMailSender implements MailSender {
 
   async send(message: MailMessage): Promise<void> {
     const row = await this.outbox.add(message);
+    if (!row) {
+      this.logger.info({ kind: message.kind, to: maskAddress(message.to) }, 'mail suppressed by the user\'s notification preferences');
+      return;
+    }
     this.logger.info(
       { outboxId: row.id, kind: message.kind, to: maskAddress(message.to), subject: message.subject, text: redactSecrets(message.text) },
       'mail kept in the outbox (no SMTP_URL)',

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import nodemailer, { type Transporter, type TransportOptions } from 'nodemailer';
 import type { Logger } from 'pino';
+import { mailFailure } from './mail-failure.ts';
 import type { MailOutbox, OutboxRow } from './mail-outbox.ts';
 import { maskAddress, type MailMessage, type MailSender } from './mail-sender.ts';
 import { JobRunner } from '../jobs/job-runner.ts';
@@ -31,6 +32,8 @@ const TIMEOUT_MS = 10_000;
  * attempts and a doubling pause between them; the row records each attempt and, on success,
  * `sent_at`. A message that still fails keeps `last_error` and is retried by `retryUnsent` (every
  * `retryIntervalMs` once started) until it is sent, has had RETRY_MAX_ATTEMPTS, or is a day old.
+ * A 5xx reply is a refusal for good: no more attempts. Its notification delivery follows
+ * (MailDeliveries): SENT with the Message-ID, or FAILED once the sender gives up.
  */
 export class SmtpMailSender implements MailSender {
   private readonly outbox: MailOutbox;
@@ -54,13 +57,22 @@ export class SmtpMailSender implements MailSender {
 
   async send(message: MailMessage): Promise<void> {
     const row = await this.outbox.add(message);
+    if (!row) {
+      this.logger.info({ kind: message.kind, to: maskAddress(message.to) }, 'mail suppressed by the user\'s notification preferences');
+      return;
+    }
     for (let attempt = 1; attempt <= this.settings.attempts; attempt++) {
       try {
-        await this.deliver(row);
-        await this.outbox.markSent(row);
+        const providerMessageId = await this.deliver(row);
+        await this.outbox.markSent(row, providerMessageId);
         this.logger.info({ outboxId: row.id, kind: row.kind, to: maskAddress(row.recipient), attempt }, 'mail sent');
         return;
       } catch (error) {
+        if (mailFailure(error).permanent) {
+          await this.outbox.giveUp(row, error);
+          this.logger.warn({ err: error, outboxId: row.id, kind: row.kind, to: maskAddress(row.recipient), attempt }, 'mail refused for good');
+          return;
+        }
         await this.outbox.markFailed(row.id, error);
         this.logger.warn({ err: error, outboxId: row.id, kind: row.kind, to: maskAddress(row.recipient), attempt }, 'mail not sent');
         if (attempt < this.settings.attempts) await sleep(this.settings.backoffMs * 2 ** (attempt - 1));
@@ -82,7 +94,9 @@ export class SmtpMailSender implements MailSender {
     this.transport.close();
   }
 
-  private async deliver(row: OutboxRow): Promise<void> {
-    await this.transport.sendMail({ from: this.settings.from, to: row.recipient, subject: row.subject, text: row.body });
+  /** Hands the message to the SMTP server; answers the Message-ID it accepted it under. */
+  private async deliver(row: OutboxRow): Promise<string | null> {
+    const info = await this.transport.sendMail({ from: this.settings.from, to: row.recipient, subject: row.subject, text: row.body });
+    return typeof info.messageId === 'string' && info.messageId ? info.messageId : null;
   }
 }

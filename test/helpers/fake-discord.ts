@@ -11,6 +11,13 @@ export interface DiscordUser {
   verified?: boolean;
 }
 
+/** A guild member as GET /users/@me/guilds/{guild.id}/member answers it (the fields the service reads). */
+export interface DiscordGuildMember {
+  nick?: string | null;
+  roles: string[];
+  joined_at: string;
+}
+
 interface IssuedCode {
   user: DiscordUser;
   redirectUri: string;
@@ -33,6 +40,12 @@ export interface FakeDiscord {
   authorize(authorizationUrl: string, decision: { as: DiscordUser } | { deny: true }): Promise<URL>;
   /** Every token request's form fields, in order. */
   tokenRequests: URLSearchParams[];
+  /** Members of guilds: guild id → Discord user id → member. A user not listed answers 404 (Unknown Member). */
+  guildMembers: Map<string, Map<string, DiscordGuildMember>>;
+  /** Answer every guild member request with this status instead (e.g. 500), while set. */
+  guildMemberFailure: number | null;
+  /** The scope each authorization request asked for, in order. */
+  authorizeScopes: string[];
   close(): Promise<void>;
 }
 
@@ -53,7 +66,8 @@ const s256 = (verifier: string) => createHash('sha256').update(verifier).digest(
  * A local server speaking Discord's documented OAuth 2 endpoints: GET /oauth2/authorize (approves
  * or denies at once, as the test decides), POST /api/oauth2/token (authorization_code grant:
  * checks client id and secret, the code, its redirect_uri and the PKCE verifier against the S256
- * challenge; a code works once) and GET /api/users/@me (Bearer access token).
+ * challenge; a code works once), GET /api/users/@me and GET /api/users/@me/guilds/{guild}/member
+ * (Bearer access token; members from `guildMembers`).
  */
 export async function startFakeDiscord(t: { teardown(fn: () => unknown): void }): Promise<FakeDiscord> {
   const clientId = `discord-client-${randomBytes(4).toString('hex')}`;
@@ -61,12 +75,15 @@ export async function startFakeDiscord(t: { teardown(fn: () => unknown): void })
   const codes = new Map<string, IssuedCode>();
   const accessTokens = new Map<string, DiscordUser>();
   const tokenRequests: URLSearchParams[] = [];
+  const guildMembers = new Map<string, Map<string, DiscordGuildMember>>();
+  const authorizeScopes: string[] = [];
   let decision: { as: DiscordUser } | { deny: true } | null = null;
 
   const server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (req.method === 'GET' && url.pathname === '/oauth2/authorize') {
+        authorizeScopes.push(url.searchParams.get('scope') ?? '');
         const redirectUri = url.searchParams.get('redirect_uri') ?? '';
         const state = url.searchParams.get('state');
         if (url.searchParams.get('client_id') !== clientId || !redirectUri) return send(res, 400, { error: 'invalid_request' });
@@ -105,6 +122,15 @@ export async function startFakeDiscord(t: { teardown(fn: () => unknown): void })
         if (!user) return send(res, 401, { message: '401: Unauthorized', code: 0 });
         return send(res, 200, { global_name: null, avatar: null, discriminator: '0', ...user });
       }
+      const guild = /^\/api\/users\/@me\/guilds\/([^/]+)\/member$/.exec(url.pathname);
+      if (req.method === 'GET' && guild) {
+        const user = accessTokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
+        if (!user) return send(res, 401, { message: '401: Unauthorized', code: 0 });
+        if (fake.guildMemberFailure !== null) return send(res, fake.guildMemberFailure, { message: 'failure', code: 0 });
+        const member = guildMembers.get(decodeURIComponent(guild[1]!))?.get(user.id);
+        if (!member) return send(res, 404, { message: 'Unknown Member', code: 10007 });
+        return send(res, 200, { user: { id: user.id, username: user.username, global_name: user.global_name ?? null }, avatar: null, deaf: false, mute: false, flags: 0, pending: false, ...member });
+      }
       send(res, 404, { message: '404: Not Found', code: 0 });
     })().catch((error: unknown) => send(res, 500, { message: String(error) }));
   });
@@ -116,6 +142,9 @@ export async function startFakeDiscord(t: { teardown(fn: () => unknown): void })
     clientId,
     clientSecret,
     tokenRequests,
+    guildMembers,
+    guildMemberFailure: null,
+    authorizeScopes,
     async authorize(authorizationUrl, next) {
       decision = next;
       const response = await fetch(authorizationUrl, { redirect: 'manual' });

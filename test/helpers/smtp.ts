@@ -16,6 +16,8 @@ export interface TestSmtpServer {
   received: ReceivedMail[];
   /** Refuse every message (451) while true. */
   failing: boolean;
+  /** Recipients refused for good (550 at RCPT TO), lower case. */
+  refused: Set<string>;
   /** Resolves with the first message (from now on, or already received) matching `predicate`. */
   waitFor(predicate: (mail: ReceivedMail) => boolean, timeoutMs?: number): Promise<ReceivedMail>;
 }
@@ -45,6 +47,7 @@ export async function startSmtpServer(t: { teardown(fn: () => unknown): void }):
     url: '',
     received,
     failing: false,
+    refused: new Set(),
     waitFor(predicate, timeoutMs = 10_000) {
       const found = received.find(predicate);
       if (found) return Promise.resolve(found);
@@ -58,6 +61,10 @@ export async function startSmtpServer(t: { teardown(fn: () => unknown): void }):
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      if (!state.refused.has(address.address.toLowerCase())) return callback();
+      callback(Object.assign(new Error(`5.1.1 <${address.address}>: Recipient address rejected: mailbox unavailable`), { responseCode: 550 }));
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));

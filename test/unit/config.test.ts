@@ -314,11 +314,22 @@ t.test('OAuth providers: offered only with id and secret, which come as a pair; 
   const both = load({
     OAUTH_DISCORD_CLIENT_ID: 'd-id', OAUTH_DISCORD_CLIENT_SECRET: 'd-secret', OAUTH_GOOGLE_CLIENT_ID: 'g-id', OAUTH_GOOGLE_CLIENT_SECRET: 'g-secret',
   }).oauth;
-  t.same(both.discord, { clientId: 'd-id', clientSecret: 'd-secret', apiUrl: 'https://discord.com/api', authorizeUrl: 'https://discord.com/oauth2/authorize' });
+  t.same(both.discord, { clientId: 'd-id', clientSecret: 'd-secret', apiUrl: 'https://discord.com/api', authorizeUrl: 'https://discord.com/oauth2/authorize', guildId: null });
+  t.equal(load({ OAUTH_DISCORD_CLIENT_ID: 'd-id', OAUTH_DISCORD_CLIENT_SECRET: 'd-secret', OAUTH_DISCORD_GUILD_ID: '613425648685547541' }).oauth.discord?.guildId, '613425648685547541');
+  configError(t, () => load({ OAUTH_DISCORD_GUILD_ID: 'my-guild' }), 'OAUTH_DISCORD_GUILD_ID');
   t.same(both.google, { clientId: 'g-id', clientSecret: 'g-secret', issuer: 'https://accounts.google.com' });
   configError(t, () => load({ OAUTH_DISCORD_CLIENT_ID: 'd-id' }), 'OAUTH_DISCORD_CLIENT_ID and OAUTH_DISCORD_CLIENT_SECRET must be set together');
   configError(t, () => load({ OAUTH_GOOGLE_CLIENT_SECRET: 'g-secret' }), 'OAUTH_GOOGLE_CLIENT_ID and OAUTH_GOOGLE_CLIENT_SECRET must be set together');
   configError(t, () => load({ OAUTH_GOOGLE_ISSUER: 'ftp://issuer.example' }), 'OAUTH_GOOGLE_ISSUER');
+  t.end();
+});
+
+t.test('notification deliveries: MAIL_PROVIDER and NOTIFICATION_RETENTION_DAYS', (t) => {
+  t.equal(load().mail.provider, 'SES');
+  t.equal(load().notificationRetentionDays, 90);
+  t.equal(load({ MAIL_PROVIDER: 'BREVO', NOTIFICATION_RETENTION_DAYS: '7' }).mail.provider, 'BREVO');
+  configError(t, () => load({ MAIL_PROVIDER: 'SMTP' }), 'MAIL_PROVIDER');
+  configError(t, () => load({ NOTIFICATION_RETENTION_DAYS: '0' }), 'NOTIFICATION_RETENTION_DAYS');
   t.end();
 });
 

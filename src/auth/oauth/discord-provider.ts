@@ -13,9 +13,13 @@ export interface DiscordSettings {
   apiUrl: string;
   /** OAUTH_DISCORD_AUTHORIZE_URL: where the user approves (https://discord.com/oauth2/authorize). */
   authorizeUrl: string;
+  /** OAUTH_DISCORD_GUILD_ID: the guild whose membership each sign-in reads (absent or null: none is read). */
+  guildId?: string | null;
 }
 
 const SCOPE = 'identify email';
+/** With a guild: Discord's scope for GET /users/@me/guilds/{guild.id}/member. */
+const GUILD_SCOPE = 'guilds.members.read';
 
 /** GET /users/@me (Discord's documented user object; `email` and `verified` need the email scope). */
 const discordUser = z.object({
@@ -25,6 +29,28 @@ const discordUser = z.object({
   email: z.string().nullish(),
   verified: z.boolean().nullish(),
 });
+
+/** GET /users/@me/guilds/{guild.id}/member (Discord's documented guild member object; role ids only, no names). */
+const discordGuildMember = z.object({
+  nick: z.string().nullish(),
+  roles: z.array(z.string()),
+  joined_at: z.string().nullish(),
+});
+
+/**
+ * Spec 2.8's member: the user's membership of the guild as Discord answered it. Discord names a
+ * member's roles by id only (their names need a bot's token, which the service has not): `name` is null.
+ */
+export interface DiscordMember {
+  isMember: boolean;
+  id: string;
+  username: string;
+  globalName: string | null;
+  displayName: string;
+  nick: string | null;
+  joinedAt: string | null;
+  roles: { id: string; name: string | null }[];
+}
 
 /**
  * Discord as a plain OAuth 2 provider (it has no OpenID Connect): authorization code with PKCE,
@@ -50,7 +76,7 @@ export class DiscordProvider implements OAuthProvider {
   async authorizationUrl(request: AuthorizationRequest & { codeChallenge: string }): Promise<URL> {
     return client.buildAuthorizationUrl(this.config, {
       redirect_uri: request.redirectUri,
-      scope: SCOPE,
+      scope: this.settings.guildId ? `${SCOPE} ${GUILD_SCOPE}` : SCOPE,
       state: request.state,
       code_challenge: request.codeChallenge,
       code_challenge_method: 'S256',
@@ -70,6 +96,7 @@ export class DiscordProvider implements OAuthProvider {
       const parsed = discordUser.safeParse(await response.json().catch(() => null));
       if (!parsed.success) throw new OAuthProviderError('invalid_response', 'Discord sent a user without id or username');
       const user = parsed.data;
+      const member = this.settings.guildId ? await this.guildMember(tokens.access_token, user) : null;
       return {
         accountId: user.id,
         name: user.username,
@@ -83,9 +110,35 @@ export class DiscordProvider implements OAuthProvider {
           scope: tokens.scope ?? null,
           idToken: null,
         },
+        ...(member && { discordMember: member }),
       };
     } catch (error) {
       throw asProviderError(error);
     }
+  }
+
+  /**
+   * The user's membership of the configured guild: 200 is a member, 404 (Unknown Member or Guild)
+   * is none. Any other answer, or none, leaves it unknown (null): the sign-in goes on without it.
+   */
+  private async guildMember(accessToken: string, user: z.infer<typeof discordUser>): Promise<{ guildId: string; member: DiscordMember } | null> {
+    const guildId = this.settings.guildId!;
+    const api = this.settings.apiUrl.replace(/\/+$/, '');
+    const response = await client.fetchProtectedResource(this.config, accessToken, new URL(`${api}/users/@me/guilds/${encodeURIComponent(guildId)}/member`), 'GET')
+      .catch(() => null);
+    if (!response) return null;
+    const person = { id: user.id, username: user.username, globalName: user.global_name ?? null, displayName: user.global_name ?? user.username };
+    if (response.status === 404) return { guildId, member: { isMember: false, ...person, nick: null, joinedAt: null, roles: [] } };
+    const parsed = response.ok ? discordGuildMember.safeParse(await response.json().catch(() => null)) : null;
+    if (!parsed?.success) return null;
+    const joined = parsed.data.joined_at ? new Date(parsed.data.joined_at) : null;
+    return {
+      guildId,
+      member: {
+        isMember: true, ...person, nick: parsed.data.nick ?? null,
+        joinedAt: joined && !Number.isNaN(joined.getTime()) ? joined.toISOString() : null,
+        roles: parsed.data.roles.map((id) => ({ id, name: null })),
+      },
+    };
   }
 }

@@ -1,3 +1,5 @@
+import type { DiscordMember } from './discord-provider.ts';
+
 /** The external sign-in providers (OAuth 2.0 with PKCE; google also OpenID Connect). */
 export const OAUTH_PROVIDERS = ['discord', 'google'] as const;
 export type OAuthProviderId = (typeof OAUTH_PROVIDERS)[number];
@@ -34,6 +36,8 @@ export interface ProviderIdentity {
     scope: string | null;
     idToken: string | null;
   };
+  /** Discord with a guild configured: the user's membership of it, when Discord answered (spec 2.8's member). */
+  discordMember?: { guildId: string; member: DiscordMember };
 }
 
 /** The provider refused or failed the sign-in (error=access_denied, a bad code, a bad ID token...). */

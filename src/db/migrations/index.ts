@@ -32,6 +32,8 @@ import { Migration20261128030000StripMetadata } from './Migration20261128030000S
 import { Migration20261129010000ImageTransforms } from './Migration20261129010000ImageTransforms.ts';
 import { Migration20261130000500ThumbnailClaimOwners } from './Migration20261130000500ThumbnailClaimOwners.ts';
 import { Migration20261130010000Meetings } from './Migration20261130010000Meetings.ts';
+import { Migration20261130040000NotificationDeliveries } from './Migration20261130040000NotificationDeliveries.ts';
+import { Migration20261130041000DiscordMembers } from './Migration20261130041000DiscordMembers.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -68,4 +70,6 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261129010000ImageTransforms', class: Migration20261129010000ImageTransforms },
   { name: 'Migration20261130000500ThumbnailClaimOwners', class: Migration20261130000500ThumbnailClaimOwners },
   { name: 'Migration20261130010000Meetings', class: Migration20261130010000Meetings },
+  { name: 'Migration20261130040000NotificationDeliveries', class: Migration20261130040000NotificationDeliveries },
+  { name: 'Migration20261130041000DiscordMembers', class: Migration20261130041000DiscordMembers },
 ];

@@ -12,6 +12,7 @@ import type { IssuedSession, SessionService } from '../sessions/session.service.
 import { User } from '../users/user.entity.ts';
 import { parseInput } from '../validation.ts';
 import { Account } from './account.entity.ts';
+import { recordDiscordMember } from './discord-member-record.ts';
 import { OAuthState } from './oauth-state.entity.ts';
 
 /** How long a started sign-in may take at the provider. */
@@ -145,6 +146,7 @@ export class OAuthSignInService {
     try {
       const issued = await em.fork().transactional(async (tx) => {
         const userId = linkUserId ? await this.link(tx, provider.id, identity, linkUserId) : await this.signIn(tx, provider.id, identity);
+        if (identity.discordMember) await recordDiscordMember(tx, identity.accountId, identity.discordMember);
         return this.sessions.issue(userId, { method: provider.id, ...client }, tx);
       });
       return { issued, returnTo: row.returnTo ?? null, clientState: row.clientState ?? null };

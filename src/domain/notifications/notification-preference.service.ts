@@ -9,6 +9,8 @@ export const NOTIFICATION_FREQUENCIES = ['INSTANT', 'DAILY', 'WEEKLY', 'MONTHLY'
 
 type Topic = (typeof NOTIFICATION_TOPICS)[number];
 type Channel = (typeof NOTIFICATION_CHANNELS)[number];
+export type NotificationTopic = Topic;
+export type NotificationChannel = Channel;
 type Frequency = (typeof NOTIFICATION_FREQUENCIES)[number];
 
 export interface NotificationPreference {
@@ -73,6 +75,16 @@ export class NotificationPreferenceService {
         : defaultOf(topic, channel);
     }));
     return { preferences };
+  }
+
+  /**
+   * Whether the user takes `topic` on `channel` now: on, not muted, and (for a topic that is not
+   * operational) consented to. A message it refuses is not sent (its delivery is SUPPRESSED).
+   */
+  async allows(userId: string, topic: Topic, channel: Channel): Promise<boolean> {
+    if (isAlwaysOn(topic, channel)) return true;
+    const preference = (await this.get(userId)).preferences.find((one) => one.topic === topic && one.channel === channel)!;
+    return preference.enabled && preference.frequency !== 'MUTE' && (topic === 'SYSTEM' || preference.confirmedAt !== null);
   }
 
   async update(userId: string, input: unknown): Promise<{ preferences: NotificationPreference[] }> {

@@ -126,6 +126,7 @@ export class VerificationActions {
     await this.deps.mail.send({
       kind: 'verification.ACCOUNT_EXPORT.link',
       to: user.email,
+      notification: { userId, topic: 'SYSTEM' },
       subject: 'Your account data export',
       text: [
         `Hello ${user.username},`,

@@ -91,6 +91,7 @@ export class VerificationService {
     await this.deps.mail.send({
       kind: 'verification.EMAIL_VERIFY',
       to: user.email,
+      notification: { userId, topic: 'SYSTEM' },
       subject: 'Confirm your email address',
       text: [
         `Hello ${user.username},`,
@@ -148,10 +149,10 @@ export class VerificationService {
     });
     const [toOld, toNew] = created;
     const both = `The change happens once both addresses have confirmed: the current one (${user.email}) and the new one (${newEmail}).`;
-    await this.mailToken(user.email, 'ACCOUNT_EMAIL_CHANGE', 'Confirm the change of your email address', toOld!.token, [
+    await this.mailToken({ userId: user.id, address: user.email }, 'ACCOUNT_EMAIL_CHANGE', 'Confirm the change of your email address', toOld!.token, [
       `Hello ${user.username},`, '', `someone (hopefully you) asked to change your account's email address to ${newEmail}.`, both,
     ]);
-    await this.mailToken(newEmail, 'ACCOUNT_EMAIL_CHANGE', 'Confirm your new email address', toNew!.token, [
+    await this.mailToken({ userId: user.id, address: newEmail }, 'ACCOUNT_EMAIL_CHANGE', 'Confirm your new email address', toNew!.token, [
       `Hello ${user.username},`, '', 'someone (hopefully you) asked to make this the email address of their account.', both,
     ]);
     return created.map(({ row }) => tokenProgressView(row));
@@ -202,10 +203,10 @@ export class VerificationService {
       return { owner: await userRow(em, userId), newOwner: await userRow(em, newOwnerId), created, teamName: owned.teamName };
     });
     const both = `The transfer happens once both of you have confirmed: ${owner.username} (the owner now) and ${newOwner.username} (the new owner).`;
-    await this.mailToken(owner.email, 'TEAM_OWNERSHIP_TRANSFER', `Confirm the transfer of the team ${teamName}`, created[0]!.token, [
+    await this.mailToken({ userId: owner.id, address: owner.email }, 'TEAM_OWNERSHIP_TRANSFER', `Confirm the transfer of the team ${teamName}`, created[0]!.token, [
       `Hello ${owner.username},`, '', `someone (hopefully you) asked to transfer the ownership of the team ${teamName} to ${newOwner.username}.`, both,
     ]);
-    await this.mailToken(newOwner.email, 'TEAM_OWNERSHIP_TRANSFER', `Accept the ownership of the team ${teamName}`, created[1]!.token, [
+    await this.mailToken({ userId: newOwner.id, address: newOwner.email }, 'TEAM_OWNERSHIP_TRANSFER', `Accept the ownership of the team ${teamName}`, created[1]!.token, [
       `Hello ${newOwner.username},`, '', `${owner.username} wants to make you the owner of the team ${teamName}.`, both,
     ]);
     return created.map(({ row }) => tokenProgressView(row));
@@ -283,14 +284,16 @@ export class VerificationService {
       await verificationTokens.dropUnfinished(em, type, userId, teamId);
       return { user, ...(await verificationTokens.createAction(em, [{ type, userId, data }], TOKEN_TTL_MS[type])) };
     });
-    await this.mailToken(user.email, type, subject, created[0]!.token, [`Hello ${user.username},`, '', ...lines]);
+    await this.mailToken({ userId: user.id, address: user.email }, type, subject, created[0]!.token, [`Hello ${user.username},`, '', ...lines]);
     return created.map(({ row }) => tokenProgressView(row));
   }
 
-  private async mailToken(to: string, type: ActionType, subject: string, token: string, lines: string[]): Promise<void> {
+  /** Every verification mail is about the account itself: SYSTEM, which the user cannot turn off by email. */
+  private async mailToken(to: { userId: string; address: string }, type: ActionType, subject: string, token: string, lines: string[]): Promise<void> {
     await this.deps.mail.send({
       kind: `verification.${type}`,
-      to,
+      to: to.address,
+      notification: { userId: to.userId, topic: 'SYSTEM' },
       subject,
       text: [
         ...lines,

@@ -2,6 +2,7 @@ import { accountOperations } from './account-operations.ts';
 import { automationOperations } from './automation-operations.ts';
 import { fileOperations, mediaBase, mediaOperations } from './media-operations.ts';
 import { paging, type OperationDoc } from './operation-doc.ts';
+import { notificationOperations } from './notification-operations.ts';
 import { operatorOperations } from './operator-operations.ts';
 import { serviceOperations } from './service-operations.ts';
 import { teamFileOperations } from './team-file-operations.ts';
@@ -30,6 +31,7 @@ export const operations: Record<string, OperationDoc> = {
   ...meetingOperations(paging),
   ...operatorOperations,
   ...userOperations,
+  ...notificationOperations,
   ...accountOperations,
   ...verificationOperations,
   ...automationOperations('/v1/admin/teams/:teamId/automations', 'operator'),

@@ -2124,6 +2124,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/users/me/notifications/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What became of the notifications sent to the user
+         * @description Newest first (by createdAt, then id), a page of `limit` at a time; `nextCursor` fetches the next. Deliveries past their retentionUntil are not listed.
+         */
+        get: operations["listNotificationDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{teamId}/members/{memberId}/discord": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A member's Discord status
+         * @description Needs `team.members.view`. A key with scope media:upload gets 403. From what the service holds (never a call to Discord).
+         */
+        get: operations["getTeamMemberDiscordStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/providers": {
         parameters: {
             query?: never;
@@ -4259,6 +4299,70 @@ export type components = {
             approved: boolean;
             /** @description True when the code was started with a session token: it is approved already, nobody needs to approve it, and the launcher may exchange it at once. */
             skipAuth: boolean;
+        };
+        NotificationDeliveryList: {
+            items: components["schemas"]["NotificationDelivery"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. Opaque. */
+            nextCursor: string | null;
+        };
+        NotificationDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            userId: string;
+            /** @enum {string} */
+            topic: "SYSTEM" | "PRODUCT_UPDATES" | "MARKETING";
+            /** @enum {string} */
+            channel: "EMAIL" | "DISCORD" | "PUSH";
+            /**
+             * @description For mail: MAIL_PROVIDER, the service behind SMTP_URL (SES unless set).
+             * @enum {string}
+             */
+            provider: "SES" | "BREVO" | "DISCORD";
+            /**
+             * @description QUEUED → SENT (the SMTP server accepted it) or FAILED (refused, or out of attempts); SUPPRESSED: never sent (the user's preferences). DELIVERED needs a provider receipt, which SMTP does not give: mail stays SENT.
+             * @enum {string}
+             */
+            status: "QUEUED" | "SENT" | "DELIVERED" | "FAILED" | "SUPPRESSED";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The Message-ID the SMTP server accepted the mail under. */
+            providerMessageId: string | null;
+            /** @description `SMTP_<reply code>`, a connection error code (ECONNECTION, ...), or RETRIES_EXHAUSTED. */
+            errorCode: string | null;
+            /** @description The server's answer, addresses masked. */
+            errorMessage: string | null;
+            /** @description What the message was about (`kind`, `subject`); never its text, token or link. */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+            /** @description SHA-256 (hex) of the lower-cased address; never the address. */
+            destinationHash: string | null;
+            /** @description When it is deleted (NOTIFICATION_RETENTION_DAYS after it was written); not listed after. */
+            retentionUntil: string | null;
+        };
+        DiscordMemberStatus: {
+            /** @description Whether the member's user has a linked Discord account. */
+            hasDiscordConnection: boolean;
+            userId: string | null;
+            /** @description The membership of the OAUTH_DISCORD_GUILD_ID guild as the member's last Discord sign-in read it; null while unknown (no guild configured, no sign-in since, or Discord did not answer). */
+            member: {
+                isMember: boolean;
+                /** @description The Discord user id. */
+                id: string;
+                username: string;
+                globalName: string | null;
+                displayName: string;
+                nick: string | null;
+                joinedAt: string | null;
+                roles: {
+                    id: string;
+                    /** @description Null: Discord names a member's roles by id only. */
+                    name: string | null;
+                }[];
+            } | null;
         };
         SignInProviders: {
             providers: {
@@ -19318,6 +19422,192 @@ export interface operations {
             };
             /** @description The body is larger than MAX_JSON_BODY_BYTES. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listNotificationDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Deliveries per page, 1-100 (default 50). */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; without it, the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationDeliveryList"];
+                };
+            };
+            /** @description A limit outside 1-100, or a cursor that is not a nextCursor of this list. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTeamMemberDiscordStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description A member of the team. */
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscordMemberStatus"];
+                };
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such member in the team. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

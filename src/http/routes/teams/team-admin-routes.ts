@@ -3,6 +3,7 @@ import type { GroupAdminService } from '../../../domain/groups/group-admin.servi
 import type { InviteService } from '../../../domain/invites/invite.service.ts';
 import type { MemberAdminService } from '../../../domain/members/member-admin.service.ts';
 import type { MemberNoteService } from '../../../domain/members/member-note.service.ts';
+import type { DiscordStatusService } from '../../../domain/members/discord-status.service.ts';
 import type { TeamModuleService } from '../../../domain/modules/team-module.service.ts';
 import type { PlanQueryService } from '../../../domain/plans/plan-query.service.ts';
 import type { TeamLogList } from '../../../domain/team-logs/team-log-list.ts';
@@ -15,6 +16,7 @@ import { apiKeyRoutes } from './api-key-routes.ts';
 import { groupRoutes } from './group-routes.ts';
 import { inviteAcceptRoute, inviteRoutes } from './invite-routes.ts';
 import { memberRoutes } from './member-routes.ts';
+import { discordStatusRoutes } from './discord-status-routes.ts';
 import { moduleRoutes } from './module-routes.ts';
 import { planRoutes } from './plan-routes.ts';
 import { teamLogRoutes } from './team-log-routes.ts';
@@ -26,6 +28,7 @@ export interface TeamAdminRouteDeps extends TeamRouteDeps, Pick<OperatorRouteDep
   invites: InviteService;
   memberAdmin: MemberAdminService;
   memberNotes: MemberNoteService;
+  discordStatuses: DiscordStatusService;
   teamMe: TeamMeService;
   teamSettings: TeamSettingsService;
   teamLogs: TeamLogList;
@@ -46,6 +49,7 @@ export function teamAdminRoutes(services: TeamAdminRouteDeps, config: { maxJsonB
     ...teamSettingsRoutes(route, services.teamSettings),
     ...teamLogRoutes(route, services.teamLogs),
     ...memberRoutes(route, services.memberAdmin, services.memberNotes, services.teamMe),
+    ...discordStatusRoutes(route, services.discordStatuses),
     ...groupRoutes(route, services.groupAdmin),
     ...moduleRoutes(route, services.teamModules),
     ...planRoutes(route, publicRouteBuilder(), services.plans, services.subscriptions),
