@@ -10,6 +10,7 @@ import { tusOperations } from './tus-operations.ts';
 import { uploadUrlOperations } from './upload-url-operations.ts';
 import { userOperations } from './user-operations.ts';
 import { verificationOperations } from './verification-operations.ts';
+import { workspacePeopleOperations } from './workspace-people-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -26,6 +27,7 @@ export const operations: Record<string, OperationDoc> = {
   ...automationOperations('/v1/teams/:teamId/automations', 'team'),
   ...teamAdminOperations(paging),
   ...teamFileOperations(paging),
+  ...workspacePeopleOperations(paging),
   ...operatorOperations,
   ...userOperations,
   ...accountOperations,
