@@ -311,8 +311,6 @@ t.test("penalty points, worry box, team tags and accesses: B's key is no key of 
   const bGroupAssignment = (await server.media('POST', `${O}/accesses/${bAccess.id}/group-assignments`, other.key, { body: { groupId: otherGroup.id } })).body;
   const bPoint = (await server.media('POST', `${O}/members/${otherMember.memberId}/penalty-points`, other.key, { body: { message: 'b-secret-point', expiresAt: inHours(1) } })).body;
   const bEntry = (await server.media('POST', `${O}/worry-box`, otherMember.key, { body: { forGroupId: otherGroup.id, message: 'b-secret-worry' } })).body;
-  const bBoard = (await server.media('POST', `${O}/todo-boards`, other.key, { body: { title: 'b-board' } })).body;
-  const bTodo = (await server.media('POST', `${O}/todo-boards/${bBoard.id}/todos`, other.key, { body: { title: 'b-todo' } })).body;
   const snapshotOfB = () => Promise.all(['penalty_point', 'worry_box_entry', 'team_tag', 'team_tag_todo', 'team_access', 'team_access_assignment', 'team_access_group_assignment']
     .map((table) => tableSnapshot(server, `select * from ${table} x where ${table === 'team_tag_todo' ? 'tag_id in (select id from team_tag where team_id = $1)' : 'team_id = $1'} order by 1`, [other.teamId])));
   const before = JSON.stringify(await snapshotOfB());
