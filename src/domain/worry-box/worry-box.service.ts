@@ -136,7 +136,7 @@ export class WorryBoxService {
     const em = this.orm.em.fork();
     const row = await this.row(em, teamId, entryId);
     if (!row || !(await this.mayRead(em, row, caller))) throw notFound('worry box entry', entryId);
-    if ((await this.isAuthor(em, teamId, row, caller)) || (row.team_member_id !== null && row.team_member_id === caller.teamMemberId)) throw forbidden('The author of an entry cannot answer it');
+    if (await this.isAuthor(em, teamId, row, caller)) throw forbidden('The author of an entry cannot answer it');
     const answered = await em.execute<EntryRow[]>(
       `update worry_box_entry e set answered_at = ?, answer = ?, handled_by_team_member_id = ? where e.id = ? and e.answered_at is null returning ${ENTRY_COLUMNS}`,
       [new Date(), answer, caller.teamMemberId, row.id]);

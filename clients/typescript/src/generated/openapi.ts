@@ -3799,7 +3799,7 @@ export type components = {
             teamId: string;
             /** @description Who acted: the key's member, or the owner for a key linked to no member; null only for the operator and the service's own jobs. */
             teamMemberId: string | null;
-            /** @description A LogAction of spec 2.19, or AUTOMATION_CREATED/UPDATED/DELETED. */
+            /** @description A LogAction of spec 2.19, or AUTOMATION_CREATED/UPDATED/DELETED or PENALTY_POINT_CREATED/DELETED. */
             action: string;
             data: {
                 [key: string]: unknown;
