@@ -22,6 +22,8 @@ import { Todo, TodoBoard } from './todos/todo.entity.ts';
 import { Account } from './accounts/account.entity.ts';
 import { UserSession } from './sessions/user-session.entity.ts';
 import { OAuthState } from './accounts/oauth-state.entity.ts';
+import { Meeting, MeetingGroup, MeetingMember } from './meetings/meeting.entity.ts';
+import { Logoff } from './logoffs/logoff.entity.ts';
 import { PenaltyPoint } from './penalty-points/penalty-point.entity.ts';
 import { WorryBoxEntry } from './worry-box/worry-box-entry.entity.ts';
 import { TeamTag, TeamTagTodo } from './team-tags/team-tag.entity.ts';
@@ -30,5 +32,5 @@ import { TeamAccess, TeamAccessAssignment, TeamAccessGroupAssignment } from './a
 export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
   UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount, Automation, AutomationDelivery,
   TeamMemberNote, TeamModule, Invite, Subscription, TodoBoard, Todo, Account, UserSession,
-  OAuthState,
+  OAuthState, Meeting, MeetingMember, MeetingGroup, Logoff,
   PenaltyPoint, WorryBoxEntry, TeamTag, TeamTagTodo, TeamAccess, TeamAccessAssignment, TeamAccessGroupAssignment];
