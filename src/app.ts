@@ -40,6 +40,7 @@ import { rootRoutes } from './http/routes/root.ts';
 import { teamAdminRoutes } from './http/routes/teams/team-admin-routes.ts';
 import { teamFileRoutes } from './http/routes/teams/team-file-routes.ts';
 import { meetingRoutes } from './http/routes/teams/meeting-routes.ts';
+import { workspacePeopleRoutes } from './http/routes/teams/workspace-people-routes.ts';
 import { accountRoutes } from './http/routes/users/account-routes.ts';
 import { authRoutes } from './http/routes/users/auth-routes.ts';
 import { launcherRoutes } from './http/routes/users/launcher-routes.ts';
@@ -207,6 +208,7 @@ export class Application {
         ...teamAdminRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),
         ...teamFileRoutes(services, this.config),
         ...meetingRoutes(services, this.config),
+        ...workspacePeopleRoutes(services, this.config),
         ...automationOperatorRoutes({
           automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),

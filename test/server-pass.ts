@@ -73,6 +73,11 @@ export const SQL_OWNERS: Record<string, string> = {
   'forget-missing.ts': 'storage-forget-missing',
   'thumbnail-queue.ts': 'thumbnails',
   'transform-cache.ts': 'image-transforms',
+  'penalty-point.service.ts': 'workspace-people',
+  'worry-box.service.ts': 'workspace-people',
+  'team-tag.service.ts': 'workspace-people',
+  'team-access.service.ts': 'workspace-people',
+  'access-assignment.service.ts': 'workspace-people',
 };
 
 /** Beyond the SQL owners: the files whose subject is what the database does under them. */
@@ -84,6 +89,8 @@ const DATABASE_BEHAVIOUR = [
   // The commit of every upload route and its quota arithmetic.
   'idempotent-tus',
   'upload-urls-two-instances',
+  // Answers, assignments and slugs decided once by the database between instances.
+  'workspace-people-two-instances',
 ];
 
 export function serverPassNames(): string[] {

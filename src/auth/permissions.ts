@@ -38,6 +38,18 @@ export const Permission = {
   meetingsManage: 'team.meetings.manage',
   /** See and delete every member's logoffs (anyone files, sees and deletes its own). */
   logoffsManage: 'team.logoffs.manage',
+  /** Read every member's penalty points (a member always reads its own). */
+  penaltiesView: 'team.penalties.view',
+  /** Give penalty points to another member; delete them. */
+  penaltiesManage: 'team.penalties.manage',
+  /** Read and answer the worry box entries of every group (not only of one's own groups); delete entries. */
+  worryBoxManage: 'team.worryBox.manage',
+  /** Create, change and delete team tags (attaching one to a to-do is team.todos.manage). */
+  tagsManage: 'team.tags.manage',
+  /** Read accesses, their assignments and every member's effective accesses (a member always reads its own). */
+  accessesView: 'team.accesses.view',
+  /** Create, change and delete accesses; assign them to members and groups and take them back. */
+  accessesManage: 'team.accesses.manage',
 } as const;
 
 export type PermissionName = (typeof Permission)[keyof typeof Permission];

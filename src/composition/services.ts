@@ -51,6 +51,12 @@ import { TeamSettingsService } from '../domain/teams/team-settings.service.ts';
 import { TeamStateCache } from '../domain/teams/team-state-cache.ts';
 import { TeamService } from '../domain/teams/team.service.ts';
 import { TodoService } from '../domain/todos/todo.service.ts';
+import { AccessAssignmentService } from '../domain/accesses/access-assignment.service.ts';
+import { TeamAccessService } from '../domain/accesses/team-access.service.ts';
+import { PenaltyPointService } from '../domain/penalty-points/penalty-point.service.ts';
+import { TeamTagService } from '../domain/team-tags/team-tag.service.ts';
+import { WorryBoxAuthorTags } from '../domain/worry-box/worry-box-author.ts';
+import { WorryBoxService } from '../domain/worry-box/worry-box.service.ts';
 import { UPLOAD_URL_KEY_LABEL, UPLOAD_URL_MAX_SECONDS, UploadUrlService } from '../uploads/upload-urls/upload-url.service.ts';
 import { CrashSweeper } from '../jobs/crash-sweeper.ts';
 import { BackgroundJobs } from '../jobs/background-jobs.ts';
@@ -205,6 +211,12 @@ export interface ServerServices {
   deletionLinks: DeletionLinks;
   /** Requests and bytes served per team and day; the server stops it (its last counts written) before the database closes. */
   servedTraffic: ServedTrafficCounter;
+  /** Penalty points, the worry box (its author tags are keyed by the operator secret), team tags and accesses (docs/workspace.md). */
+  penaltyPoints: PenaltyPointService;
+  worryBox: WorryBoxService;
+  teamTags: TeamTagService;
+  teamAccesses: TeamAccessService;
+  accessAssignments: AccessAssignmentService;
 }
 
 /** The running server's services: what its routes and jobs are given. */
@@ -441,6 +453,11 @@ function composeServerServices(core: CoreServices, options: ComposeOptions, auth
     }),
     deletionLinks: new DeletionLinks({ secret: authSecret, publicUrl: config.publicUrl }),
     servedTraffic: new ServedTrafficCounter({ orm: core.orm, logger: logger.child({ component: 'served-traffic' }) }),
+    penaltyPoints: new PenaltyPointService({ orm: core.orm }),
+    worryBox: new WorryBoxService({ orm: core.orm, authorTags: new WorryBoxAuthorTags(authSecret) }),
+    teamTags: new TeamTagService({ orm: core.orm }),
+    teamAccesses: new TeamAccessService({ orm: core.orm }),
+    accessAssignments: new AccessAssignmentService({ orm: core.orm }),
   };
 }
 

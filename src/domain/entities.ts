@@ -24,8 +24,13 @@ import { UserSession } from './sessions/user-session.entity.ts';
 import { OAuthState } from './accounts/oauth-state.entity.ts';
 import { Meeting, MeetingGroup, MeetingMember } from './meetings/meeting.entity.ts';
 import { Logoff } from './logoffs/logoff.entity.ts';
+import { PenaltyPoint } from './penalty-points/penalty-point.entity.ts';
+import { WorryBoxEntry } from './worry-box/worry-box-entry.entity.ts';
+import { TeamTag, TeamTagTodo } from './team-tags/team-tag.entity.ts';
+import { TeamAccess, TeamAccessAssignment, TeamAccessGroupAssignment } from './accesses/team-access.entity.ts';
 
 export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
   UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount, Automation, AutomationDelivery,
   TeamMemberNote, TeamModule, Invite, Subscription, TodoBoard, Todo, Account, UserSession,
-  OAuthState, Meeting, MeetingMember, MeetingGroup, Logoff];
+  OAuthState, Meeting, MeetingMember, MeetingGroup, Logoff,
+  PenaltyPoint, WorryBoxEntry, TeamTag, TeamTagTodo, TeamAccess, TeamAccessAssignment, TeamAccessGroupAssignment];

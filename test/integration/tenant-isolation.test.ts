@@ -1,7 +1,8 @@
 import t from 'tap';
-import { startTestServer } from '../helpers/server.ts';
+import { expectError, startTestServer } from '../helpers/server.ts';
 import { pngLike, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
 import { allPermissions } from '../../src/auth/permissions.ts';
+import { memberWithKey, tableSnapshot } from '../helpers/team-admin.ts';
 
 // Team A's key against team B's resources and team B's key against team A's routes,
 // on every media route: never a byte of the other team's data, never a change to it.
@@ -320,4 +321,71 @@ t.test("resumable (tus) uploads: B's upload is neither seen, appended to nor ter
     t.notOk(text.includes('b-secret-upload'), 'no trace of the upload');
   }
   t.equal(await state(), before, "B's upload is unchanged");
+});
+
+t.test("penalty points, worry box, team tags and accesses: B's key is no key of A (401), B's ids under A's path are not found (404)", async (t) => {
+  const T = AT;
+  const O = BT;
+  const other = b;
+  const team = a;
+  const otherGroup = bGroup;
+  const otherMember = await memberWithKey(server, b.teamId, 'b_worrier', []);
+  const alice = await memberWithKey(server, a.teamId, 'a_member', []);
+  const inHours = (hours: number) => new Date(Date.now() + hours * 3600_000).toISOString();
+  const bTag = (await server.media('POST', `${O}/team-tags`, other.key, { body: { name: 'b-secret-tag' } })).body;
+  const bAccess = (await server.media('POST', `${O}/accesses`, other.key, { body: { name: 'b-secret-access' } })).body;
+  const bAssignment = (await server.media('POST', `${O}/accesses/${bAccess.id}/assignments`, other.key, { body: { teamMemberId: otherMember.memberId } })).body;
+  const bGroupAssignment = (await server.media('POST', `${O}/accesses/${bAccess.id}/group-assignments`, other.key, { body: { groupId: otherGroup.id } })).body;
+  const bPoint = (await server.media('POST', `${O}/members/${otherMember.memberId}/penalty-points`, other.key, { body: { message: 'b-secret-point', expiresAt: inHours(1) } })).body;
+  const bEntry = (await server.media('POST', `${O}/worry-box`, otherMember.key, { body: { forGroupId: otherGroup.id, message: 'b-secret-worry' } })).body;
+  const snapshotOfB = () => Promise.all(['penalty_point', 'worry_box_entry', 'team_tag', 'team_tag_todo', 'team_access', 'team_access_assignment', 'team_access_group_assignment']
+    .map((table) => tableSnapshot(server, `select * from ${table} x where ${table === 'team_tag_todo' ? 'tag_id in (select id from team_tag where team_id = $1)' : 'team_id = $1'} order by 1`, [other.teamId])));
+  const before = JSON.stringify(await snapshotOfB());
+  const aTag = (await server.media('POST', `${T}/team-tags`, team.key, { body: { name: 'a-tag' } })).body;
+  const aAccess = (await server.media('POST', `${T}/accesses`, team.key, { body: { name: 'a-access' } })).body;
+  const aBoard = (await server.media('POST', `${T}/todo-boards`, team.key, { body: { title: 'a-board' } })).body;
+  const aTodo = (await server.media('POST', `${T}/todo-boards/${aBoard.id}/todos`, team.key, { body: { title: 'a-todo' } })).body;
+
+  const bIdsUnderA: [string, string, unknown?][] = [
+    ['GET', `${T}/members/${otherMember.memberId}/penalty-points`], ['POST', `${T}/members/${otherMember.memberId}/penalty-points`, { message: 'x', expiresAt: inHours(1) }],
+    ['DELETE', `${T}/penalty-points/${bPoint.id}`],
+    ['GET', `${T}/worry-box/${bEntry.id}`], ['POST', `${T}/worry-box/${bEntry.id}/answer`, { answer: 'x' }], ['DELETE', `${T}/worry-box/${bEntry.id}`],
+    ['GET', `${T}/team-tags/${bTag.id}`], ['PATCH', `${T}/team-tags/${bTag.id}`, { name: 'mine' }], ['DELETE', `${T}/team-tags/${bTag.id}`],
+    ['GET', `${T}/team-tags?todoId=${bTodo.id}`], ['POST', `${T}/team-tags`, { name: 'mine-too', todoId: bTodo.id }],
+    ['PUT', `${T}/todos/${bTodo.id}/team-tags/${aTag.id}`], ['PUT', `${T}/todos/${aTodo.id}/team-tags/${bTag.id}`],
+    ['DELETE', `${T}/todos/${bTodo.id}/team-tags/${aTag.id}`], ['DELETE', `${T}/todos/${aTodo.id}/team-tags/${bTag.id}`],
+    ['GET', `${T}/accesses/${bAccess.id}`], ['PATCH', `${T}/accesses/${bAccess.id}`, { name: 'mine' }], ['DELETE', `${T}/accesses/${bAccess.id}`],
+    ['POST', `${T}/accesses/${bAccess.id}/assignments`, { teamMemberId: alice.memberId }],
+    ['POST', `${T}/accesses/${aAccess.id}/assignments`, { teamMemberId: otherMember.memberId }],
+    ['POST', `${T}/accesses/${aAccess.id}/group-assignments`, { groupId: otherGroup.id }],
+    ['DELETE', `${T}/accesses/${bAccess.id}/assignments/${bAssignment.id}`], ['DELETE', `${T}/accesses/${aAccess.id}/assignments/${bAssignment.id}`],
+    ['DELETE', `${T}/accesses/${bAccess.id}/group-assignments/${bGroupAssignment.id}`], ['DELETE', `${T}/accesses/${aAccess.id}/group-assignments/${bGroupAssignment.id}`],
+    ['GET', `${T}/members/${otherMember.memberId}/accesses`],
+  ];
+  expectError(t, await server.media('POST', `${T}/worry-box`, alice.key, { body: { forGroupId: otherGroup.id, message: 'x' } }), 404, 'error.notFound');
+  for (const [method, path, body] of bIdsUnderA) {
+    const response = await server.media(method, path, team.key, body === undefined ? {} : { body });
+    t.equal(response.status, 404, `${method} ${path.replace(team.teamId, 'A')}`);
+    t.notMatch(JSON.stringify(response.body), /b-secret/);
+  }
+  const aRoutesWithBKey: [string, string][] = [
+    ['GET', `${T}/penalty-points`], ['GET', `${T}/members/${alice.memberId}/penalty-points`], ['POST', `${T}/members/${alice.memberId}/penalty-points`],
+    ['DELETE', `${T}/penalty-points/${bPoint.id}`], ['POST', `${T}/worry-box`], ['GET', `${T}/worry-box`], ['GET', `${T}/worry-box/mine`],
+    ['GET', `${T}/worry-box/${bEntry.id}`], ['POST', `${T}/worry-box/${bEntry.id}/answer`], ['DELETE', `${T}/worry-box/${bEntry.id}`],
+    ['GET', `${T}/team-tags`], ['POST', `${T}/team-tags`], ['GET', `${T}/team-tags/${aTag.id}`], ['PATCH', `${T}/team-tags/${aTag.id}`], ['DELETE', `${T}/team-tags/${aTag.id}`],
+    ['PUT', `${T}/todos/${aTodo.id}/team-tags/${aTag.id}`], ['DELETE', `${T}/todos/${aTodo.id}/team-tags/${aTag.id}`],
+    ['GET', `${T}/accesses`], ['POST', `${T}/accesses`], ['GET', `${T}/accesses/${aAccess.id}`], ['PATCH', `${T}/accesses/${aAccess.id}`], ['DELETE', `${T}/accesses/${aAccess.id}`],
+    ['POST', `${T}/accesses/${aAccess.id}/assignments`], ['DELETE', `${T}/accesses/${aAccess.id}/assignments/${bAssignment.id}`],
+    ['POST', `${T}/accesses/${aAccess.id}/group-assignments`], ['DELETE', `${T}/accesses/${aAccess.id}/group-assignments/${bGroupAssignment.id}`],
+    ['GET', `${T}/members/${alice.memberId}/accesses`],
+  ];
+  for (const [method, path] of aRoutesWithBKey) {
+    for (const key of [other.key, otherMember.key]) {
+      const response = await server.media(method, path, key, method === 'GET' || method === 'DELETE' ? {} : { body: { name: 'mine' } });
+      t.equal(response.status, 401, `B's key: ${method} ${path.replace(team.teamId, 'A')}`);
+    }
+  }
+  t.equal(JSON.stringify(await snapshotOfB()), before, "team B's data is unchanged");
+  t.same((await server.media('GET', `${T}/worry-box`, team.key)).body.entries.filter((entry: any) => entry.id === bEntry.id), [], "A's lists never show B's");
+  t.same((await server.media('GET', `${T}/penalty-points?includeExpired=true`, team.key)).body.data.filter((point: any) => point.id === bPoint.id), []);
 });

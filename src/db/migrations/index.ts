@@ -32,6 +32,7 @@ import { Migration20261128030000StripMetadata } from './Migration20261128030000S
 import { Migration20261129010000ImageTransforms } from './Migration20261129010000ImageTransforms.ts';
 import { Migration20261130000500ThumbnailClaimOwners } from './Migration20261130000500ThumbnailClaimOwners.ts';
 import { Migration20261130010000Meetings } from './Migration20261130010000Meetings.ts';
+import { Migration20261130020000WorkspacePeople } from './Migration20261130020000WorkspacePeople.ts';
 import { Migration20261130040000NotificationDeliveries } from './Migration20261130040000NotificationDeliveries.ts';
 import { Migration20261130041000DiscordMembers } from './Migration20261130041000DiscordMembers.ts';
 
@@ -70,6 +71,7 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261129010000ImageTransforms', class: Migration20261129010000ImageTransforms },
   { name: 'Migration20261130000500ThumbnailClaimOwners', class: Migration20261130000500ThumbnailClaimOwners },
   { name: 'Migration20261130010000Meetings', class: Migration20261130010000Meetings },
+  { name: 'Migration20261130020000WorkspacePeople', class: Migration20261130020000WorkspacePeople },
   { name: 'Migration20261130040000NotificationDeliveries', class: Migration20261130040000NotificationDeliveries },
   { name: 'Migration20261130041000DiscordMembers', class: Migration20261130041000DiscordMembers },
 ];

@@ -35,6 +35,17 @@ export const LogAction = {
   automationCreated: 'AUTOMATION_CREATED',
   automationUpdated: 'AUTOMATION_UPDATED',
   automationDeleted: 'AUTOMATION_DELETED',
+  // Spec 2.19's names for accesses (the spec's documentation rights; docs/workspace.md).
+  accessCreated: 'DOCUMENTATION_RIGHT_CREATED',
+  accessUpdated: 'DOCUMENTATION_RIGHT_UPDATED',
+  accessDeleted: 'DOCUMENTATION_RIGHT_DELETED',
+  accessAssigned: 'DOCUMENTATION_RIGHT_ASSIGNED',
+  accessUnassigned: 'DOCUMENTATION_RIGHT_UNASSIGNED',
+  accessGroupAssigned: 'DOCUMENTATION_RIGHT_GROUP_ASSIGNED',
+  accessGroupUnassigned: 'DOCUMENTATION_RIGHT_GROUP_UNASSIGNED',
+  // Not in spec 2.19's list: penalty points are disciplinary, so who gave and took them back is kept.
+  penaltyPointCreated: 'PENALTY_POINT_CREATED',
+  penaltyPointDeleted: 'PENALTY_POINT_DELETED',
 } as const;
 
 export type LogActionName = (typeof LogAction)[keyof typeof LogAction];

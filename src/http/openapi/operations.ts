@@ -12,6 +12,7 @@ import { tusOperations } from './tus-operations.ts';
 import { uploadUrlOperations } from './upload-url-operations.ts';
 import { userOperations } from './user-operations.ts';
 import { verificationOperations } from './verification-operations.ts';
+import { workspacePeopleOperations } from './workspace-people-operations.ts';
 
 /**
  * The description of every route, keyed `<METHOD> <pattern>` exactly as the
@@ -29,6 +30,7 @@ export const operations: Record<string, OperationDoc> = {
   ...teamAdminOperations(paging),
   ...teamFileOperations(paging),
   ...meetingOperations(paging),
+  ...workspacePeopleOperations(paging),
   ...operatorOperations,
   ...userOperations,
   ...notificationOperations,

@@ -46,7 +46,7 @@ export const teamLogSchema = z
     system: z.enum(LOG_SYSTEMS),
     teamId: id,
     teamMemberId: id.nullable().meta({ description: 'Who acted: the key\'s member, or the owner for a key linked to no member; null only for the operator and the service\'s own jobs.' }),
-    action: z.string().meta({ description: 'A LogAction of spec 2.19, or AUTOMATION_CREATED/UPDATED/DELETED.' }),
+    action: z.string().meta({ description: 'A LogAction of spec 2.19, or AUTOMATION_CREATED/UPDATED/DELETED or PENALTY_POINT_CREATED/DELETED.' }),
     data: z.record(z.string(), z.unknown()).nullable(),
     targetTeamMemberId: id.nullable(),
     targetIdentifier: z.string().nullable(),
