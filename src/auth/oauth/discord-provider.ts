@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { asProviderError } from './provider-errors.ts';
 import {
   callbackUrl, isLoopbackHttp, OAuthProviderError, secondsFromNow,
-  type AuthorizationRequest, type OAuthProvider, type ProviderIdentity,
+  type AuthorizationRequest, type DiscordMember, type OAuthProvider, type ProviderIdentity,
 } from './provider.ts';
 
 export interface DiscordSettings {
@@ -36,21 +36,6 @@ const discordGuildMember = z.object({
   roles: z.array(z.string()),
   joined_at: z.string().nullish(),
 });
-
-/**
- * Spec 2.8's member: the user's membership of the guild as Discord answered it. Discord names a
- * member's roles by id only (their names need a bot's token, which the service has not): `name` is null.
- */
-export interface DiscordMember {
-  isMember: boolean;
-  id: string;
-  username: string;
-  globalName: string | null;
-  displayName: string;
-  nick: string | null;
-  joinedAt: string | null;
-  roles: { id: string; name: string | null }[];
-}
 
 /**
  * Discord as a plain OAuth 2 provider (it has no OpenID Connect): authorization code with PKCE,

@@ -1,5 +1,3 @@
-import type { DiscordMember } from './discord-provider.ts';
-
 /** The external sign-in providers (OAuth 2.0 with PKCE; google also OpenID Connect). */
 export const OAUTH_PROVIDERS = ['discord', 'google'] as const;
 export type OAuthProviderId = (typeof OAUTH_PROVIDERS)[number];
@@ -79,4 +77,19 @@ export function callbackUrl(redirectUri: string, query: URLSearchParams): URL {
 
 export function secondsFromNow(seconds: number | undefined): Date | null {
   return seconds === undefined ? null : new Date(Date.now() + seconds * 1000);
+}
+
+/**
+ * Spec 2.8's member: the user's membership of the guild as Discord answered it. Discord names a
+ * member's roles by id only (their names need a bot's token, which the service has not): `name` is null.
+ */
+export interface DiscordMember {
+  isMember: boolean;
+  id: string;
+  username: string;
+  globalName: string | null;
+  displayName: string;
+  nick: string | null;
+  joinedAt: string | null;
+  roles: { id: string; name: string | null }[];
 }

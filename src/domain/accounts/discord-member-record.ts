@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DiscordMember } from '../../auth/oauth/discord-provider.ts';
+import type { DiscordMember } from '../../auth/oauth/provider.ts';
 
 /**
  * Keeps what a Discord sign-in read of the user's guild membership (spec 2.8's member) with the

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { DiscordMember } from '../../auth/oauth/discord-provider.ts';
+import type { DiscordMember } from '../../auth/oauth/provider.ts';
 import { notFound } from '../../errors/errors.ts';
 import { isUuid } from '../validation.ts';
 
