@@ -68,6 +68,7 @@ export const SQL_OWNERS: Record<string, string> = {
   'forget-missing.ts': 'storage-forget-missing',
   'thumbnail-queue.ts': 'thumbnails',
   'transform-cache.ts': 'image-transforms',
+  'team-limit-lock.ts': 'workspace-news-links',
 };
 
 /** Beyond the SQL owners: the files whose subject is what the database does under them. */

@@ -32,6 +32,12 @@ export const Permission = {
   todosView: 'team.todos.view',
   /** Create, change and delete to-do boards and to-dos; upload and delete to-do files. */
   todosManage: 'team.todos.manage',
+  /** Write, publish and delete news; read drafts and news targeted at any group. */
+  newsManage: 'team.news.manage',
+  /** Create, change and delete the team's links. */
+  linksManage: 'team.links.manage',
+  /** Set up and change the team's portal environment and its custom domain. */
+  portalManage: 'team.portal.manage',
 } as const;
 
 export type PermissionName = (typeof Permission)[keyof typeof Permission];
