@@ -5,6 +5,7 @@ import { paging, type OperationDoc } from './operation-doc.ts';
 import { operatorOperations } from './operator-operations.ts';
 import { serviceOperations } from './service-operations.ts';
 import { teamFileOperations } from './team-file-operations.ts';
+import { newsLinkPortalOperations } from './news-link-portal-operations.ts';
 import { teamAdminOperations } from './team-operations.ts';
 import { tusOperations } from './tus-operations.ts';
 import { uploadUrlOperations } from './upload-url-operations.ts';
@@ -26,6 +27,7 @@ export const operations: Record<string, OperationDoc> = {
   ...automationOperations('/v1/teams/:teamId/automations', 'team'),
   ...teamAdminOperations(paging),
   ...teamFileOperations(paging),
+  ...newsLinkPortalOperations(paging),
   ...operatorOperations,
   ...userOperations,
   ...accountOperations,
