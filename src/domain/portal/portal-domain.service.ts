@@ -80,6 +80,7 @@ export class PortalDomainService {
   async verify(teamId: string) {
     const em = this.orm.em.fork();
     const portal = await this.withDomain(em, teamId);
+    if (portal.customDomainState === 'deleted') throw notFound('custom domain of the portal');
     await this.requireLimit(em, teamId);
     if (portal.customDomainState !== 'pending') return domainStatusView(portal);
     const domain = portal.customDomain!;
