@@ -45,6 +45,7 @@ t.test('news: a draft by default, seen only by editors; publish and unpublish wi
   const unpublished = await server.media('POST', `${T}/news/${id}/unpublish`, editor.key);
   t.equal(unpublished.status, 200);
   t.equal(unpublished.body.isDraft, true);
+  t.equal(unpublished.body.publishedAt, null);
   expectError(t, await server.media('POST', `${T}/news/${id}/unpublish`, editor.key), 409, 'error.conflict');
   expectError(t, await server.media('POST', `${T}/news/${id}/publish`, reader.key), 403, 'error.forbidden');
   t.equal((await server.media('DELETE', `${T}/news/${id}`, editor.key)).status, 204);

@@ -22,7 +22,7 @@ export const NewsSchema = defineEntity({
     isImportant: p.boolean().default(false),
     showOnDashboard: p.boolean().default(false),
     isDraft: p.boolean().default(true),
-    /** When it was last published; null for a draft never published. */
+    /** When it was published; null for a draft. */
     publishedAt: p.datetime().nullable(),
     groups: () => p.oneToMany(NewsGroup).mappedBy('news'),
   },

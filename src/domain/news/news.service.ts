@@ -160,7 +160,7 @@ export class NewsService {
   async unpublish(teamId: string, newsId: string) {
     return this.orm.em.fork().transactional(async (em) => {
       const news = await this.news(em, teamId, newsId);
-      const changed = await em.nativeUpdate(News, { id: news.id, isDraft: false }, { isDraft: true, updatedAt: new Date() });
+      const changed = await em.nativeUpdate(News, { id: news.id, isDraft: false }, { isDraft: true, publishedAt: null, updatedAt: new Date() });
       if (changed === 0) throw conflict('The news is a draft already', 'isDraft');
       return this.info(em, news.id, true);
     });

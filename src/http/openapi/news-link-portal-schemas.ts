@@ -13,7 +13,7 @@ const timestamp = z.iso.datetime();
 export const newsInfoSchema = z
   .object({
     id, teamId: id, creatorId: id.nullable(), title: z.string(), content: z.string().min(1), isImportant: z.boolean(), showOnDashboard: z.boolean(),
-    isDraft: z.boolean(), publishedAt: timestamp.nullable().meta({ description: 'When it was last published; null for a draft never published.' }),
+    isDraft: z.boolean(), publishedAt: timestamp.nullable().meta({ description: 'When it was published; null for a draft.' }),
     createdAt: timestamp, updatedAt: timestamp,
     groups: z.array(groupSchema).meta({ description: 'The groups it is for; empty: every member.' }),
     creator: memberShortSchema.nullable().meta({ description: 'Who wrote it; null for a member since deleted.' }),

@@ -4191,7 +4191,7 @@ export type components = {
             isImportant: boolean;
             showOnDashboard: boolean;
             isDraft: boolean;
-            /** @description When it was last published; null for a draft never published. */
+            /** @description When it was published; null for a draft. */
             publishedAt: string | null;
             /** Format: date-time */
             createdAt: string;
