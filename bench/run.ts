@@ -44,7 +44,7 @@ import { MiB, KiB, type Workload } from './lib/payloads.ts';
 import { idleRss, ProcessMonitor, type ProcessUsage, type RssSample } from './lib/proc.ts';
 import { collectGarbage, emptyPrefix, ensureBucket, reserveSpace, s3Client, s3Settings, type S3Settings } from './lib/s3.ts';
 import { repo, startNode, type Started } from './lib/servers.ts';
-import { dropDatabase, resetDatabase, startService, type Driver, type RunningService, type ServiceOptions } from './lib/service.ts';
+import { dropDatabase, resetDatabase, startService, thumbnailCatchUp, type Driver, type RunningService, type ServiceOptions } from './lib/service.ts';
 import { mergePhases, summarize, type PhaseResult, type Summary } from './lib/stats.ts';
 import { lineChart, type Series } from './lib/svg.ts';
 import { renderMarkdown } from './lib/report.ts';
@@ -732,6 +732,18 @@ async function admissionScenarios(ctx: DriverContext): Promise<void> {
   }
 }
 
+/**
+ * After a burst with thumbnails on: how many of its images were left pending and how long they
+ * took to be made (the thumbnails-off service's images are claimed too, and fail at once: its
+ * files are in another data directory or key prefix; they are not counted).
+ */
+async function noteThumbnailCatchUp(driver: Driver, round: number, value: string, teamId: string): Promise<void> {
+  const { pending, seconds } = await thumbnailCatchUp(databaseUrl, teamId);
+  const rate = seconds && seconds > 0 ? `, ${(pending / seconds).toFixed(1)}/s` : '';
+  notes.push(`thumbnails catch-up (${driver}, THUMBNAIL_CONCURRENCY=${value}, round ${round}): ${pending} pending when the burst ended, ` +
+    (seconds === null ? 'not all made within 5 minutes' : `all made ${seconds.toFixed(1)} s later${rate}`));
+}
+
 /** A comparison of service settings: the same workloads against one service per setting, side by side. */
 interface SettingsComparison {
   name: 'processes' | 'concurrency' | 'thread-pool' | 'thumbnails' | 'versions';
@@ -797,6 +809,7 @@ async function settingsScenario(driver: Driver, comparison: SettingsComparison):
           const { record } = await runPhase(ctx, `${scenario.name}-${comparison.name}-${value}`, 'service', round, job, scenario.bytes(driver), scenario.minBytes(driver));
           phases.push(record);
           records.push({ scenario: scenario.name, value, record });
+          if (comparison.name === 'thumbnails' && value !== '0') await noteThumbnailCatchUp(driver, round, value, ctx.service.teamId);
         }
       }
     }

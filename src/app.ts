@@ -39,6 +39,7 @@ import { metricsRoutes } from './http/routes/metrics-routes.ts';
 import { rootRoutes } from './http/routes/root.ts';
 import { teamAdminRoutes } from './http/routes/teams/team-admin-routes.ts';
 import { teamFileRoutes } from './http/routes/teams/team-file-routes.ts';
+import { meetingRoutes } from './http/routes/teams/meeting-routes.ts';
 import { newsLinkPortalRoutes } from './http/routes/teams/news-link-portal-routes.ts';
 import type { TxtResolver } from './domain/portal/txt-resolver.ts';
 import { accountRoutes } from './http/routes/users/account-routes.ts';
@@ -209,6 +210,7 @@ export class Application {
         ...automationRoutes(services, this.config),
         ...teamAdminRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),
         ...teamFileRoutes(services, this.config),
+        ...meetingRoutes(services, this.config),
         ...newsLinkPortalRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),
         ...automationOperatorRoutes({
           automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,

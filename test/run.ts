@@ -22,6 +22,9 @@ const dataDir = path.join(tmpdir(), `media-upload-service-tests-${checkoutId}`);
 /** The migrated database every test database is copied from (test/helpers/database.ts), one per checkout on a shared server. */
 const templateDatabase = `media_test_template_${checkoutId}`;
 const namedFiles = process.argv.slice(2);
+// Every node process of the run (test files, the services and cli they start) keeps the code it
+// compiled here: the hundreds of processes a run starts load the same modules.
+process.env.NODE_COMPILE_CACHE ??= path.join(dataDir, 'compile-cache');
 const settings = tapSettings(repo);
 let current: ChildProcess | undefined;
 let database: EmbeddedDatabase | undefined;

@@ -42,6 +42,8 @@ export const SQL_OWNERS: Record<string, string> = {
   'team-log-list.ts': 'team-logs',
   'team-deletion.ts': 'team-delete-queue',
   'todo.service.ts': 'todos',
+  'meeting.service.ts': 'workspace-meetings',
+  'upcoming-meetings.ts': 'workspace-meetings',
   'tus-upload.repository.ts': 'tus',
   'upload-url.service.ts': 'upload-urls',
   'crash-sweeper.ts': 'crash-sweeper',

@@ -132,3 +132,31 @@ export async function startService(options: ServiceOptions, label = `service-${o
     throw error;
   }
 }
+
+/** How the thumbnails left pending by a burst were made after it: how many, and in how long. */
+export interface ThumbnailCatchUp {
+  pending: number;
+  seconds: number | null;
+}
+
+/**
+ * Waits for the thumbnails of `teamId` still pending in `databaseUrl` (those of the burst that just
+ * ended) to be made or marked failed, up to `timeoutMs`; `seconds` null when they were not done by then.
+ */
+export async function thumbnailCatchUp(databaseUrl: string, teamId: string, timeoutMs = 300_000): Promise<ThumbnailCatchUp> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const pendingNow = async () =>
+      Number((await client.query<{ n: string }>(`select count(*) as n from media_file where team_id = $1 and thumbnail_status = 'pending'`, [teamId])).rows[0]!.n);
+    const started = performance.now();
+    const pending = await pendingNow();
+    for (let left = pending; left > 0; left = await pendingNow()) {
+      if (performance.now() - started > timeoutMs) return { pending, seconds: null };
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return { pending, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    await client.end();
+  }
+}

@@ -32,6 +32,12 @@ export const Permission = {
   todosView: 'team.todos.view',
   /** Create, change and delete to-do boards and to-dos; upload and delete to-do files. */
   todosManage: 'team.todos.manage',
+  /** Read meetings with their participants, agenda and protocol. */
+  meetingsView: 'team.meetings.view',
+  /** Create, change and delete meetings; start, end, lock and cancel them. */
+  meetingsManage: 'team.meetings.manage',
+  /** See and delete every member's logoffs (anyone files, sees and deletes its own). */
+  logoffsManage: 'team.logoffs.manage',
   /** Write, publish and delete news; read drafts and news targeted at any group. */
   newsManage: 'team.news.manage',
   /** Create, change and delete the team's links. */

@@ -30,6 +30,9 @@ import { ServedTrafficCounter } from '../domain/media/served-traffic.ts';
 import { SignedLinks } from '../domain/media/signed-links.ts';
 import { MemberAdminService } from '../domain/members/member-admin.service.ts';
 import { MemberNoteService } from '../domain/members/member-note.service.ts';
+import { LogoffService } from '../domain/logoffs/logoff.service.ts';
+import { MeetingService } from '../domain/meetings/meeting.service.ts';
+import { UpcomingMeetings } from '../domain/meetings/upcoming-meetings.ts';
 import { MemberService } from '../domain/members/member.service.ts';
 import { TeamModuleService } from '../domain/modules/team-module.service.ts';
 import { NotificationPreferenceService } from '../domain/notifications/notification-preference.service.ts';
@@ -112,6 +115,9 @@ export interface CoreServices extends NewsLinkPortalServices {
   /** The members of a team as the team itself manages them (spec 2.13). */
   memberAdmin: MemberAdminService;
   memberNotes: MemberNoteService;
+  /** Meetings and logoffs (docs/workspace.md). */
+  meetings: MeetingService;
+  logoffs: LogoffService;
   /** The caller's own member record and the team's subscription. */
   teamMe: TeamMeService;
   /** The team itself as its members see and change it (spec 2.11). */
@@ -286,7 +292,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   const idempotency = new IdempotencyKeys({ orm, owner: identity, logger: logger.child({ component: 'idempotency' }) });
   const gate = new AdmissionGate(config.upload);
   const thumbnailer = new Thumbnailer({
-    queue: new ThumbnailQueue(orm), store, pool, settings: config.thumbnails, logger: logger.child({ component: 'thumbnails' }),
+    queue: new ThumbnailQueue(orm, identity), store, pool, settings: config.thumbnails, logger: logger.child({ component: 'thumbnails' }),
     uploadsWaiting: () => gate.waiting > 0,
     onOutcome: (outcome) => metrics.thumbnails.inc({ outcome }),
   });
@@ -320,7 +326,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     orm, mail, publicUrl: config.publicUrl, teamDeletion, authCache: authenticator, logger: logger.child({ component: 'verification' }),
     exportLinks: authSecret ? new SignedLinks({ secret: authSecret, label: ACCOUNT_EXPORT_KEY_LABEL, ttlSeconds: ACCOUNT_EXPORT_TTL_SECONDS }) : null,
   });
-  const memberAdmin = new MemberAdminService({ orm, authCache: authenticator });
+  const memberAdmin = new MemberAdminService({ orm, authCache: authenticator, upcomingMeetings: new UpcomingMeetings({ orm }) });
   const services: CoreServices = {
     orm,
     authenticator,
@@ -352,6 +358,8 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     invites: new InviteService({ orm, authCache: authenticator }),
     memberAdmin,
     memberNotes: new MemberNoteService({ orm }),
+    meetings: new MeetingService({ orm }),
+    logoffs: new LogoffService({ orm }),
     teamMe: new TeamMeService({ orm, members: memberAdmin, subscriptions }),
     teamSettings: new TeamSettingsService({ orm, authCache: authenticator, teamStates }),
     teamLogs: new TeamLogList({ orm }),

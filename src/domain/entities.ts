@@ -22,6 +22,8 @@ import { Todo, TodoBoard } from './todos/todo.entity.ts';
 import { Account } from './accounts/account.entity.ts';
 import { UserSession } from './sessions/user-session.entity.ts';
 import { OAuthState } from './accounts/oauth-state.entity.ts';
+import { Meeting, MeetingGroup, MeetingMember } from './meetings/meeting.entity.ts';
+import { Logoff } from './logoffs/logoff.entity.ts';
 import { News, NewsGroup, TeamNewsBanner } from './news/news.entity.ts';
 import { Link } from './links/link.entity.ts';
 import { PortalEnvironment } from './portal/portal-environment.entity.ts';
@@ -29,5 +31,5 @@ import { PortalEnvironment } from './portal/portal-environment.entity.ts';
 export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
   UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount, Automation, AutomationDelivery,
   TeamMemberNote, TeamModule, Invite, Subscription, TodoBoard, Todo, Account, UserSession,
-  OAuthState,
+  OAuthState, Meeting, MeetingMember, MeetingGroup, Logoff,
   News, NewsGroup, TeamNewsBanner, Link, PortalEnvironment];

@@ -42,6 +42,8 @@ export interface ImageTransformerOptions {
 
 /** Seconds a client is told to wait when too many resizes wait already. */
 const BUSY_RETRY_AFTER_SECONDS = 2;
+/** Files remembered as impossible to resize, per instance (the oldest forgotten first). */
+const REMEMBERED_REFUSALS = 10_000;
 
 /** One chunk as a stream body. */
 function bodyOf(data: Buffer): AsyncIterable<Buffer> {
@@ -62,6 +64,11 @@ export class ImageTransformer {
   private readonly making = new Map<string, Promise<Buffer>>();
   private evicting: Promise<void> | null = null;
   private evictAgain = false;
+  /**
+   * Why a file cannot be resized (undecodable, too many pixels), by media id: a file's bytes never
+   * change, so a repeated request for it is refused without reading and decoding it again.
+   */
+  private readonly refusals = new Map<string, string>();
 
   constructor(options: ImageTransformerOptions) {
     this.options = options;
@@ -96,6 +103,8 @@ export class ImageTransformer {
     if (file.size > this.options.settings.maxSourceBytes) {
       throw this.refused(`The image is larger than ${this.options.settings.maxSourceBytes / 1024 / 1024} MiB: it cannot be resized`);
     }
+    const refusal = this.refusals.get(file.id);
+    if (refusal) throw this.refused(refusal);
     if (this.queue.pending >= this.options.settings.concurrency && this.queue.size >= this.options.settings.queueLimit) {
       this.options.onResult?.('busy');
       throw serviceUnavailable('Too many images are being resized, retry later', BUSY_RETRY_AFTER_SECONDS);
@@ -134,9 +143,11 @@ export class ImageTransformer {
     const { width, height, fit, format, quality } = transform;
     const result = await pool.transform(source, { transform: { width, height, fit, format, quality }, maxSide: MAX_TRANSFORM_SIDE, maxPixels: settings.maxPixels });
     if (result.outcome !== 'made') {
-      throw this.refused(result.outcome === 'too-large'
+      const refusal = result.outcome === 'too-large'
         ? `The image has more than ${settings.maxPixels / 1_000_000} megapixels: it cannot be resized`
-        : 'The image cannot be decoded: it cannot be resized');
+        : 'The image cannot be decoded: it cannot be resized';
+      this.remember(file.id, refusal);
+      throw this.refused(refusal);
     }
     const data = Buffer.from(result.data);
     const storageKey = transformStorageKey(file.teamId, file.id, transform.variant);
@@ -149,6 +160,11 @@ export class ImageTransformer {
     }
     this.scheduleEviction();
     return data;
+  }
+
+  private remember(mediaId: string, refusal: string): void {
+    if (this.refusals.size >= REMEMBERED_REFUSALS) this.refusals.delete(this.refusals.keys().next().value!);
+    this.refusals.set(mediaId, refusal);
   }
 
   /** One eviction at a time per instance; a request for one while it runs makes it run once more after. */

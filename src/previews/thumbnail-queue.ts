@@ -21,6 +21,12 @@ export interface ThumbnailJob {
 
 export type CompleteOutcome = 'done' | 'gone' | 'taken';
 
+/** The instance whose claims these are (its id survives restarts, its boot id does not). */
+export interface ClaimOwner {
+  instanceId: string;
+  bootId: string;
+}
+
 /**
  * The thumbnail state on media rows (Migration20261128020000Thumbnails) as a job queue shared by
  * every instance: a claim is one `update … for update skip locked`, so two instances never claim
@@ -28,9 +34,29 @@ export type CompleteOutcome = 'done' | 'gone' | 'taken';
  */
 export class ThumbnailQueue {
   private readonly orm: MikroORM;
+  private readonly owner: ClaimOwner | null;
 
-  constructor(orm: MikroORM) {
+  /** `owner` null (the cli, tests): claims name no instance and only expire. */
+  constructor(orm: MikroORM, owner: ClaimOwner | null = null) {
     this.orm = orm;
+    this.owner = owner;
+  }
+
+  /**
+   * Gives back at once the claims this instance held before it restarted (it died mid-thumbnail):
+   * they are claimed again now rather than when they expire. Their attempts stay counted, so an
+   * image that kills its instance every time is still given up on. Answers how many were given back.
+   */
+  async releasePreviousIncarnations(): Promise<number> {
+    if (!this.owner) return 0;
+    const rows = await this.orm.em.fork().execute<{ id: string }[]>(
+      `update media_file set thumbnail_claimed_until = null, thumbnail_claimed_by = null, thumbnail_claim_boot = null
+        where thumbnail_status = 'pending' and thumbnail_claimed_by = ? and thumbnail_claim_boot is distinct from ?::uuid
+          and thumbnail_claimed_until > now()
+        returning id`,
+      [this.owner.instanceId, this.owner.bootId],
+    );
+    return rows.length;
   }
 
   /** Claims up to `limit` pending thumbnails, oldest uploads first; videos only if `videos` (this instance has ffmpeg). */
@@ -45,14 +71,14 @@ export class ThumbnailQueue {
     const rows = await em.execute<{ id: string; team_id: string; storage_key: string; size: string | number; content_type: string; thumbnail_claim: string }[]>(
       `update media_file f
           set thumbnail_claimed_until = now() + interval '${CLAIM_SECONDS} seconds', thumbnail_claim = gen_random_uuid(),
-              thumbnail_attempts = f.thumbnail_attempts + 1
+              thumbnail_attempts = f.thumbnail_attempts + 1, thumbnail_claimed_by = ?, thumbnail_claim_boot = ?::uuid
         where f.id in (
           select id from media_file
            where thumbnail_status = 'pending' and (thumbnail_claimed_until is null or thumbnail_claimed_until < now())
              and thumbnail_attempts < ${MAX_THUMBNAIL_ATTEMPTS}${videos ? '' : ` and content_type like 'image/%'`}
            order by created_at limit ? for update skip locked)
         returning f.id, f.team_id, f.storage_key, f.size, f.content_type, f.thumbnail_claim`,
-      [limit],
+      [this.owner?.instanceId ?? null, this.owner?.bootId ?? null, limit],
     );
     return rows.map((row) => ({
       mediaId: row.id, teamId: row.team_id, storageKey: row.storage_key, size: Number(row.size), contentType: row.content_type, claim: row.thumbnail_claim,

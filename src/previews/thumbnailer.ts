@@ -57,6 +57,7 @@ export class Thumbnailer {
     if (this.running || this.options.settings.concurrency === 0) return;
     this.running = (async () => {
       await this.findFfmpeg();
+      await this.releasePreviousIncarnations();
       await this.loop();
     })();
   }
@@ -66,6 +67,16 @@ export class Thumbnailer {
     const ffmpeg = this.options.settings.ffmpegPath;
     this.ffmpeg = ffmpeg !== null && (await ffmpegAvailable(ffmpeg)) ? ffmpeg : null;
     if (this.ffmpeg === null) this.options.logger.info({ ffmpeg }, 'no ffmpeg: this instance makes no video posters');
+  }
+
+  /** The claims this instance held before a crash are claimed again now, not when they expire. */
+  private async releasePreviousIncarnations(): Promise<void> {
+    try {
+      const released = await this.options.queue.releasePreviousIncarnations();
+      if (released > 0) this.options.logger.info({ thumbnails: released }, "released the previous incarnation's thumbnail claims");
+    } catch (error) {
+      this.options.logger.warn({ err: error }, "releasing the previous incarnation's thumbnail claims failed; they expire instead");
+    }
   }
 
   /** New images were committed: look now instead of at the next poll. */

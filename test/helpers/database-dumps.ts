@@ -28,6 +28,29 @@ export async function dumpData(file: string): Promise<string[]> {
   return lines.slice(1, -1);
 }
 
+/**
+ * The data lines with the rows of each table sorted: what a comparison of two databases' rows
+ * needs, as SQL gives rows no order and an export reads them in the order they lie on disk.
+ */
+export function rowsSortedWithinTables(lines: string[]): string[] {
+  const sorted: string[] = [];
+  let rows: string[] = [];
+  const flush = (): void => {
+    sorted.push(...rows.sort());
+    rows = [];
+  };
+  for (const line of lines) {
+    if (line.startsWith('{"table":"') || line.startsWith('{"sequences":')) {
+      flush();
+      sorted.push(line);
+    } else {
+      rows.push(line);
+    }
+  }
+  flush();
+  return sorted;
+}
+
 /** Writes `lines` as an intact export file: the end line's digest is computed again, as the service would. */
 export async function writeDumpLines(file: string, lines: string[]): Promise<void> {
   const body = lines.slice(0, -1);

@@ -126,6 +126,8 @@ async function fileServingSuite(t: Test, driver: Driver): Promise<void> {
     t.equal(response.headers.get('accept-ranges'), 'bytes');
     t.equal(response.headers.get('x-content-type-options'), 'nosniff');
     t.equal(response.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    t.equal(response.headers.get('cache-tag'), `media-${publicUpload.body.id},team-${alpha.teamId}`, 'tagged for a purge by tag');
+    t.equal(response.headers.get('surrogate-key'), `media-${publicUpload.body.id} team-${alpha.teamId}`);
     t.equal(response.headers.get('content-disposition'), `inline; filename="shot 1.png"; filename*=UTF-8''shot%201.png`);
 
     const binary = await fetchRaw(server, `/${binaryUpload.body.path}`);
@@ -206,6 +208,7 @@ async function fileServingSuite(t: Test, driver: Driver): Promise<void> {
     t.equal(response.status, 200);
     t.ok(response.body.equals(privateContent), 'exact bytes');
     t.match(response.headers.get('cache-control'), /^private, max-age=(3599|3600)$/);
+    t.equal(response.headers.get('cache-tag'), null, 'a signed answer is for the client alone: no CDN tags');
     t.equal(response.headers.get('x-content-type-options'), 'nosniff');
     const ranged = await fetchRaw(server, signed, { headers: { range: 'bytes=-10' } });
     t.equal(ranged.status, 206);

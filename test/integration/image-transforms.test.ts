@@ -165,6 +165,7 @@ for (const driver of DRIVERS_OF_THIS_PASS) {
       t.match(etag, /^"[0-9a-f]+-256xauto-inside-q75\.webp"$/);
       t.not(etag, (await get(links.png, { method: 'HEAD' })).headers.get('etag'), 'not the file\'s ETag');
       t.equal(first.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+      t.match(first.headers.get('cache-tag'), /^media-[0-9a-f-]{36},team-[0-9a-f-]{36}$/, 'under the file\'s cache tag, which a purge names');
       t.equal(first.headers.get('content-length'), String(first.bytes.length));
       t.equal(first.headers.get('content-disposition'), 'inline; filename="shot.webp"; filename*=UTF-8\'\'shot.webp');
       t.equal(first.headers.get('x-content-type-options'), 'nosniff');

@@ -14,12 +14,16 @@ t.teardown(closeS3Client);
 
 /** A stand-in CDN purge endpoint: records every posted body. */
 const purged: string[][] = [];
+const purgedTags: string[][] = [];
 const receiver = createServer((request: IncomingMessage, response) => {
   const chunks: Buffer[] = [];
   request.on('data', (chunk: Buffer) => chunks.push(chunk));
   request.on('end', () => {
-    const body = JSON.parse(Buffer.concat(chunks).toString()) as { urls: string[] };
-    if (request.method === 'POST' && request.headers['content-type'] === 'application/json') purged.push(body.urls);
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as { urls: string[]; tags: string[] };
+    if (request.method === 'POST' && request.headers['content-type'] === 'application/json') {
+      purged.push(body.urls);
+      purgedTags.push(body.tags);
+    }
     response.writeHead(204).end();
   });
 });
@@ -30,6 +34,11 @@ const purgeUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/p
 /** Purged urls that name the media id. */
 function purgedFor(mediaId: string): string[] {
   return purged.flat().filter((url) => url.includes(mediaId));
+}
+
+/** Purged cache tags that name the media id. */
+function purgedTagsFor(mediaId: string): string[] {
+  return purgedTags.flat().filter((tag) => tag.includes(mediaId));
 }
 
 async function memberKey(server: TestServer, teamId: string, name: string, permissions: string[]): Promise<string> {
@@ -69,14 +78,14 @@ t.test('HttpCdnPurger logs failures and never throws', async (t) => {
   await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => refusing.close(() => resolve())));
   const refusingUrl = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/`;
-  await new HttpCdnPurger({ url: refusingUrl, logger }).purge(['http://x/a']);
+  await new HttpCdnPurger({ url: refusingUrl, logger }).purge({ urls: ['http://x/a'], tags: [] });
   t.match(warnings[0], { status: 500, urls: ['http://x/a'] }, 'a refusal is logged');
   // Nothing listens here once the server is closed.
   const closed = createServer();
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const closedUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/`;
   await new Promise<void>((resolve) => closed.close(() => resolve()));
-  await new HttpCdnPurger({ url: closedUrl, logger }).purge(['http://x/b']);
+  await new HttpCdnPurger({ url: closedUrl, logger }).purge({ urls: ['http://x/b'], tags: ['media-b'] });
   t.match(warnings[1], { urls: ['http://x/b'] }, 'a network error is logged');
   const hanging = createServer(() => undefined);
   await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
@@ -84,12 +93,12 @@ t.test('HttpCdnPurger logs failures and never throws', async (t) => {
     hanging.closeAllConnections();
     return new Promise<void>((resolve) => hanging.close(() => resolve()));
   });
-  await new HttpCdnPurger({ url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/`, logger, timeoutMs: 100 }).purge(['http://x/c']);
+  await new HttpCdnPurger({ url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/`, logger, timeoutMs: 100 }).purge({ urls: ['http://x/c'], tags: [] });
   t.match(warnings[2], { urls: ['http://x/c'] }, 'a timeout is logged');
   const before = warnings.length;
-  await new HttpCdnPurger({ url: closedUrl, logger }).purge([]);
+  await new HttpCdnPurger({ url: closedUrl, logger }).purge({ urls: [], tags: [] });
   t.equal(warnings.length, before, 'nothing to purge: no request');
-  await t.resolves(new NoopCdnPurger().purge(['http://x/d']));
+  await t.resolves(new NoopCdnPurger().purge({ urls: ['http://x/d'], tags: [] }));
 });
 
 for (const driver of DRIVERS_OF_THIS_PASS) {
@@ -157,6 +166,7 @@ for (const driver of DRIVERS_OF_THIS_PASS) {
       t.equal(hidden.body.public, false);
       t.equal(hidden.body.publicUrl, null, 'a private file has no public link');
       t.ok(purgedFor(file.id).length > before, 'making a file private purges its CDN link');
+      t.ok(purgedTagsFor(file.id).includes(`media-${file.id}`), 'and its cache tag');
       const shown = await patch(file.id, { public: true });
       t.match(shown.body.publicUrl, new RegExp(`/media/team/${teamA.teamId}/${file.id}\\.txt$`));
 
@@ -232,6 +242,7 @@ for (const driver of DRIVERS_OF_THIS_PASS) {
       t.ok(objects.objects.some((key) => key.includes(keep.id)), 'the kept file still has its object');
       t.match(file.publicUrl, new RegExp(`/media/team/${teamA.teamId}/${file.id}\\.txt$`));
       t.same(purgedFor(file.id), [file.publicUrl], 'the purge hook got the public link');
+      t.same(purgedTagsFor(file.id), [`media-${file.id}`], 'and the cache tag that covers its resized images');
 
       expectError(t, await del(file.id), 404, 'error.notFound');
       expectError(t, await del(randomUUID()), 404, 'error.notFound');

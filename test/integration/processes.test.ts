@@ -215,7 +215,9 @@ t.test('HTTP_PROCESSES=2: two processes share the port, uploads, /metrics of bot
     if (holder !== undefined) heldBy.add(holder);
   }
   t.equal(heldBy.size, 2, 'both processes have an upload in flight');
-  await sleep(200);
+  // Held by a process is not yet admitted: a request still on its way to its route when SIGTERM comes is refused (503).
+  const inFlight = async () => Number(/^media_uploads_in_flight (\d+)$/m.exec(await fetch(`http://127.0.0.1:${service.port}/metrics`).then((response) => response.text()))?.[1]);
+  t.ok(await eventually(async () => (await inFlight()) === held.length, 30_000), `all ${held.length} held uploads hold an admission slot`);
   service.child.kill('SIGTERM');
   await sleep(500);
   const draining = await healthzOnNewConnection(service.port);

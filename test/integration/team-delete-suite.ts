@@ -150,6 +150,8 @@ export async function teamDeleteFlow(t: Test, driver: Driver): Promise<void> {
     t.equal((await sql(server, 'select count(*)::int as n from storage_deletion'))[0].n, 0, 'no removal left pending');
     const purges = cdn.requests.filter((request) => request.path === '/purge').flatMap((request) => request.json.urls);
     t.same(purges, [`${server.baseUrl}/media/team/${team.teamId}/${publicMedia[0]}.png`], 'the CDN is told to drop the public link');
+    const tags = cdn.requests.filter((request) => request.path === '/purge').flatMap((request) => request.json.tags);
+    t.same(tags, [`team-${team.teamId}`], 'and the team\'s cache tag, which covers thumbnails and resized images');
     t.equal((await sql(server, `select count(*)::int as n from verification_action_token where data->>'teamId' = $1 and type = 'TEAM_OWNERSHIP_TRANSFER'`, [team.teamId]))[0].n, 0, 'the pending transfer is gone');
     t.same(await rowsOfTeam(server, survivor.teamId), survivorRows, 'the other team keeps its rows');
     t.equal((await server.media('GET', `/v1/cdn/media/${survivor.teamId}`, survivor.key)).body.media.length, 2, 'and its media');

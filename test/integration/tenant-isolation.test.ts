@@ -32,6 +32,8 @@ const bTeamFile = (await server.media('POST', `/v1/teams/${b.teamId}/files`, b.k
 const bBoard = (await server.media('POST', `/v1/teams/${b.teamId}/todo-boards`, b.key, { body: { title: 'b-secret-board' } })).body;
 const bTodo = (await server.media('POST', `/v1/teams/${b.teamId}/todo-boards/${bBoard.id}/todos`, b.key, { body: { title: 'b-secret-todo' } })).body;
 const bTodoFile = (await server.media('POST', `/v1/teams/${b.teamId}/todos/${bTodo.id}/files`, b.key, { body: { file: 'AAAA', fileName: 'b-secret-todo-file.bin' } })).body;
+const bMeeting = (await server.media('POST', `/v1/teams/${b.teamId}/meetings`, b.key, { body: { title: 'b-secret-meeting', dateTime: '2031-01-01T10:00:00Z', teamMemberIds: [b.ownerId] } })).body;
+const bLogoff = (await server.media('POST', `/v1/teams/${b.teamId}/logoffs`, b.key, { body: { message: 'b-secret-logoff', meetingId: bMeeting.id } })).body;
 const bNews = (await server.media('POST', `/v1/teams/${b.teamId}/news`, b.key, { body: { title: 'b-secret-news', content: 'b-secret-news', groupIds: [bGroup.id] } })).body;
 const bLink = (await server.media('POST', `/v1/teams/${b.teamId}/links`, b.key, { body: { title: 'b-secret-link', destination: 'https://b-secret-link.example' } })).body;
 await server.media('PUT', `/v1/teams/${b.teamId}/news-banner`, b.key, { body: { title: 'b-secret-banner', type: 'INFO', messageType: 'TEXT' } });
@@ -59,6 +61,9 @@ async function snapshotOfB() {
     boards: `/v1/teams/${b.teamId}/todo-boards`,
     todos: `/v1/teams/${b.teamId}/todo-boards/${bBoard.id}/todos`,
     todoFiles: `/v1/teams/${b.teamId}/todos/${bTodo.id}/files`,
+    meetings: `/v1/teams/${b.teamId}/meetings`,
+    meeting: `/v1/teams/${b.teamId}/meetings/${bMeeting.id}`,
+    logoffs: `/v1/teams/${b.teamId}/logoffs`,
     news: `/v1/teams/${b.teamId}/news`,
     newsBanner: `/v1/teams/${b.teamId}/news-banner`,
     links: `/v1/teams/${b.teamId}/links`,
@@ -70,7 +75,7 @@ async function snapshotOfB() {
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
-const secrets = ['b-secret-news', 'b-secret-link', 'b-secret-banner', 'bsecretportal', 'b-secret-portal', 'TeamB', 'b-secret-price', 'b-secret-file.txt', 'b-secret-board', 'b-secret-todo', 'b-secret-content', 'b-secret-note', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
+const secrets = ['b-secret-meeting', 'b-secret-logoff', 'b-secret-news', 'b-secret-link', 'b-secret-banner', 'bsecretportal', 'b-secret-portal', 'TeamB', 'b-secret-price', 'b-secret-file.txt', 'b-secret-board', 'b-secret-todo', 'b-secret-content', 'b-secret-note', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
 
 interface Case {
   name: string;
@@ -199,6 +204,24 @@ const cases: Case[] = [
   // B's ids in A's log filters find nothing of B's.
   { name: "A's key: A's log filtered by B's owner", method: 'GET', path: `${AT}/logs?targetTeamMemberId=${b.ownerId}`, key: a.key, status: 200 },
 ];
+
+// Meetings and logoffs: another team's key is 401 either way round; B's ids under A's path are 404; A's lists filtered by B's ids are empty.
+const meetingPaths = (base: string) => [
+  ['GET', `${base}/meetings`], ['POST', `${base}/meetings`], ['GET', `${base}/meetings/${bMeeting.id}`], ['PATCH', `${base}/meetings/${bMeeting.id}`],
+  ['DELETE', `${base}/meetings/${bMeeting.id}`], ...['start', 'end', 'lock', 'cancel'].map((step) => ['POST', `${base}/meetings/${bMeeting.id}/${step}`]),
+  ['GET', `${base}/logoffs`], ['POST', `${base}/logoffs`], ['GET', `${base}/logoffs/${bLogoff.id}`], ['DELETE', `${base}/logoffs/${bLogoff.id}`],
+];
+cases.push(
+  ...meetingPaths(AT).map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { title: 'mine' }, status: 401 })),
+  ...meetingPaths(BT).map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { title: 'mine' }, status: 401 })),
+  ...meetingPaths(AT).filter(([, path]) => path!.includes(bMeeting.id) || path!.includes(bLogoff.id))
+    .map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')} (B's meeting or logoff)`, method: method!, path: path!, key: a.key, body: { title: 'mine' }, status: 404 })),
+  { name: "A's key: a meeting with B's owner", method: 'POST', path: `${AT}/meetings`, key: a.key, body: { title: 'x', dateTime: '2031-01-01T10:00:00Z', teamMemberIds: [b.ownerId] }, status: 404 },
+  { name: "A's key: a meeting with B's group", method: 'POST', path: `${AT}/meetings`, key: a.key, body: { title: 'x', dateTime: '2031-01-01T10:00:00Z', groupIds: [bGroup.id] }, status: 404 },
+  { name: "A's key: a logoff from B's meeting", method: 'POST', path: `${AT}/logoffs`, key: a.key, body: { message: 'x', meetingId: bMeeting.id }, status: 404 },
+  { name: "A's key: A's logoffs filtered by B's ids", method: 'GET', path: `${AT}/logoffs?teamMemberId=${b.ownerId}&meetingId=${bMeeting.id}`, key: a.key, status: 200 },
+  { name: "A's key: A's meetings", method: 'GET', path: `${AT}/meetings`, key: a.key, status: 200 },
+);
 
 /** A person signed in, a member of `team` in a group with every permission: its session must reach exactly what the team's key reaches. */
 async function signedInMember(team: { teamId: string; key: string }, name: string): Promise<string> {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import t from 'tap';
+import { createTeam, prepareInstance, startService, upload as uploadToProcess } from '../helpers/crashed-instance.ts';
 import { connectPg } from '../helpers/database.ts';
 import { startTestServer, type CreatedTeam, type TestServer } from '../helpers/server.ts';
 import { closeS3Client, DRIVERS_OF_THIS_PASS, driverSettings, storedObjects } from '../helpers/storage.ts';
@@ -14,8 +15,9 @@ import { eventually } from '../helpers/wait.ts';
 // Issue 35.1: thumbnails of image uploads, made after the commit in the worker pool with sharp, on
 // fs and s3: every image type (by its sniffed type), upright by EXIF orientation, never enlarged;
 // none for other types; a corrupt image and a decompression bomb marked failed and never retried;
-// public and private links; removed with the file; a claim left by a dead instance taken over; two
-// instances on one database making each thumbnail once.
+// public and private links; removed with the file; a claim left by a dead instance taken over, and
+// given back at once by an instance restarting after SIGKILL; two instances on one database making
+// each thumbnail once.
 
 t.teardown(closeS3Client);
 
@@ -59,8 +61,8 @@ async function thumbnailRows(databaseUrl: string): Promise<Map<string, { status:
   }
 }
 
-async function settled(databaseUrl: string): Promise<boolean> {
-  return eventually(async () => [...(await thumbnailRows(databaseUrl)).values()].every((row) => row.status !== 'pending'), 60_000);
+async function settled(databaseUrl: string, timeoutMs = 60_000): Promise<boolean> {
+  return eventually(async () => [...(await thumbnailRows(databaseUrl)).values()].every((row) => row.status !== 'pending'), timeoutMs);
 }
 
 async function records(server: TestServer, team: CreatedTeam): Promise<Map<string, { thumbnailUrl: string | null; public: boolean }>> {
@@ -210,4 +212,33 @@ t.test('a claim left by a dead instance is taken over; two instances make each t
     made += Number(/media_thumbnails_total\{outcome="made"\} (\d+)/.exec(metrics)?.[1] ?? 0);
   }
   t.equal(made, ids.length, 'made once each across the two instances');
+});
+
+t.test('an instance killed mid-thumbnail gives its claim back when it restarts, not when the claim expires', async (t) => {
+  const instance = await prepareInstance(t, 'fs', 'unused/');
+  const first = await startService(t, instance);
+  const team = await createTeam(first.port, 'Crash');
+  // 81 megapixels of one colour: a small PNG that takes sharp about a second to decode.
+  const large = await solid(9000, 9000).png().toBuffer();
+  for (let index = 0; index < 2; index++) t.equal(await uploadToProcess(first.port, team.teamId, team.key, large), 201);
+  const claimed = async () => {
+    const pg = await connectPg(instance.databaseUrl);
+    try {
+      return (await pg.query(`select id, thumbnail_claimed_until > now() + interval '60 seconds' as fresh from media_file
+                               where thumbnail_status = 'pending' and thumbnail_claimed_by is not null`)).rows as { id: string; fresh: boolean }[];
+    } finally {
+      await pg.end();
+    }
+  };
+  t.ok(await eventually(async () => (await claimed()).length > 0, 30_000), 'a thumbnail is being made');
+  first.child.kill('SIGKILL');
+  await first.exited;
+  const held = await claimed();
+  t.ok(held.length > 0 && held.every((row) => row.fresh), `the dead instance left ${held.length} claim(s), far from expiring`);
+
+  const second = await startService(t, instance);
+  t.ok(await settled(instance.databaseUrl, 30_000), 'the restarted instance makes them within seconds, not after the 2-minute claim');
+  const rows = await thumbnailRows(instance.databaseUrl);
+  for (const { id } of held) t.match(rows.get(id), { status: 'ready', attempts: 2 }, 'the killed attempt counts');
+  t.ok(second.output.some((line) => line.includes("released the previous incarnation's thumbnail claims")), 'and it is logged');
 });

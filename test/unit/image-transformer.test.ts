@@ -39,8 +39,11 @@ class MemoryCache {
 /** A pool whose resizes wait until the test releases them. */
 class HeldPool {
   readonly started: (() => void)[] = [];
+  /** What every resize answers instead of an image. */
+  outcome: 'made' | 'undecodable' | 'too-large' = 'made';
   async transform(): Promise<TransformTaskResult> {
     await new Promise<void>((resolve) => this.started.push(resolve));
+    if (this.outcome !== 'made') return { kind: 'transform', outcome: this.outcome, reason: 'sharp said no' };
     const data = new TextEncoder().encode('resized').buffer as ArrayBuffer;
     return { kind: 'transform', outcome: 'made', data, width: 1, height: 1 };
   }
@@ -133,4 +136,19 @@ t.test('a source larger than the bound is refused before it is read', async (t) 
   await t.rejects(transformer.get({ ...FILE, size: 2048 }, variant('w=64'), { withBody: true }), { status: 400, message: /larger than/ });
   t.equal(pool.started.length, 0);
   t.same(results, ['refused']);
+});
+
+t.test('a file that cannot be decoded is decoded once: later requests, of any variant, are refused at once', async (t) => {
+  const { pool, results, transformer, cache } = await setUp(t, { concurrency: 1, queueLimit: 1 });
+  pool.outcome = 'undecodable';
+  const first = transformer.get(FILE, variant('w=64'), { withBody: true });
+  await until(() => pool.started.length === 1);
+  pool.releaseAll();
+  await t.rejects(first, { status: 400, message: /cannot be decoded/ });
+  for (const query of ['w=64', 'w=128&format=webp']) {
+    await t.rejects(transformer.get(FILE, variant(query), { withBody: true }), { status: 400, message: /cannot be decoded/ }, query);
+  }
+  t.equal(pool.started.length, 0, 'no second decode');
+  t.same(results, ['refused', 'refused', 'refused']);
+  t.equal(cache.rows.size, 0, 'nothing cached');
 });

@@ -30,6 +30,8 @@ import { Migration20261128020000Thumbnails } from './Migration20261128020000Thum
 import { Migration20261128020500VideoPosters } from './Migration20261128020500VideoPosters.ts';
 import { Migration20261128030000StripMetadata } from './Migration20261128030000StripMetadata.ts';
 import { Migration20261129010000ImageTransforms } from './Migration20261129010000ImageTransforms.ts';
+import { Migration20261130000500ThumbnailClaimOwners } from './Migration20261130000500ThumbnailClaimOwners.ts';
+import { Migration20261130010000Meetings } from './Migration20261130010000Meetings.ts';
 import { Migration20261130030000NewsLinksPortal } from './Migration20261130030000NewsLinksPortal.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
@@ -65,5 +67,7 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261128020500VideoPosters', class: Migration20261128020500VideoPosters },
   { name: 'Migration20261128030000StripMetadata', class: Migration20261128030000StripMetadata },
   { name: 'Migration20261129010000ImageTransforms', class: Migration20261129010000ImageTransforms },
+  { name: 'Migration20261130000500ThumbnailClaimOwners', class: Migration20261130000500ThumbnailClaimOwners },
+  { name: 'Migration20261130010000Meetings', class: Migration20261130010000Meetings },
   { name: 'Migration20261130030000NewsLinksPortal', class: Migration20261130030000NewsLinksPortal },
 ];

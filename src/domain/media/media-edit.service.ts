@@ -10,7 +10,8 @@ import { parseFileName } from '../file-names.ts';
 import { MAX_TAGS, parseTags } from '../tags.ts';
 import { findFolder } from '../folders/folder-resolver.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
-import type { CdnPurger } from './cdn-purge.ts';
+import { mediaCacheTag } from './cache-tags.ts';
+import { combinedPurge, NOTHING_TO_PURGE, type CdnPurge, type CdnPurger } from './cdn-purge.ts';
 import { MediaFile } from './media-file.entity.ts';
 import { removeDeletedObjects } from '../storage-removals/backup-guard.ts';
 import { mediaPath, publicMediaUrl } from './media-links.ts';
@@ -152,10 +153,14 @@ export class MediaEditService {
     return publicMediaUrl(this.linkBaseUrl, mediaPath(teamId, mediaId, fileName));
   }
 
-  /** The public links a CDN may hold of a file that stops being public: its own, and its thumbnail's if one was served. */
-  private publishedLinks(teamId: string, mediaId: string, fileName: string, thumbnailStatus: string | null): string[] {
+  /**
+   * What a CDN may hold of a file that stops being public under `fileName`: its link, its
+   * thumbnail's if one was served, and its cache tag, which covers its resized images too.
+   */
+  private published(teamId: string, mediaId: string, fileName: string, thumbnailStatus: string | null): CdnPurge {
     const link = this.link(teamId, mediaId, fileName);
-    return thumbnailStatus === 'ready' ? [link, publicMediaUrl(this.linkBaseUrl, thumbnailPath(teamId, mediaId))] : [link];
+    const urls = thumbnailStatus === 'ready' ? [link, publicMediaUrl(this.linkBaseUrl, thumbnailPath(teamId, mediaId))] : [link];
+    return { urls, tags: [mediaCacheTag(mediaId)] };
   }
 
   /** Spec 4.6. Answers the updated record (MediaService.view). */
@@ -185,7 +190,8 @@ export class MediaEditService {
       if (tags !== undefined) file.tags = tags;
       await em.flush();
       const newLink = this.link(teamId, file.id, file.fileName);
-      const stale = wasPublic && !file.isPublic ? this.publishedLinks(teamId, file.id, oldFileName, file.thumbnailStatus ?? null) : wasPublic && newLink !== oldLink ? [oldLink] : [];
+      const stale = wasPublic && !file.isPublic ? this.published(teamId, file.id, oldFileName, file.thumbnailStatus ?? null)
+        : wasPublic && newLink !== oldLink ? { urls: [oldLink], tags: [mediaCacheTag(file.id)] } : NOTHING_TO_PURGE;
       return { view: this.media.view(file), stale };
     });
     await this.purger.purge(stale);
@@ -258,7 +264,7 @@ export class MediaEditService {
         this.logger.error({ err: error, teamId, mediaId: byKey.get(key)!.id, storageKey: key }, 'media object removal failed');
       }
     });
-    await this.purger.purge(deleted.flatMap((row) => this.publishedLinks(teamId, row.id, row.file_name, row.thumbnail_status)));
+    await this.purger.purge(combinedPurge(deleted.map((row) => this.published(teamId, row.id, row.file_name, row.thumbnail_status))));
   }
 
   /**
@@ -284,7 +290,7 @@ export class MediaEditService {
     }
 
     const tags = data.action === 'addTags' || data.action === 'removeTags' ? parseTags(data.tags) : [];
-    const stale: string[] = [];
+    const stale: CdnPurge[] = [];
     const affected = await this.orm.em.fork().transactional(async (em) => {
       const folder = data.action === 'move' && data.folderId !== null ? await findFolder(em, teamId, data.folderId) : null;
       const locked = await em.execute<LockedRow[]>(
@@ -300,7 +306,7 @@ export class MediaEditService {
           return found.length;
         case 'setPublic':
           await em.execute('update media_file set is_public = ?, updated_at = now() where team_id = ? and id in (?)', [data.public, teamId, found]);
-          if (!data.public) for (const row of locked) if (row.is_public) stale.push(...this.publishedLinks(teamId, row.id, row.file_name, row.thumbnail_status));
+          if (!data.public) for (const row of locked) if (row.is_public) stale.push(this.published(teamId, row.id, row.file_name, row.thumbnail_status));
           return found.length;
         case 'addTags':
           return this.addTags(em, teamId, found, tags, failed);
@@ -315,7 +321,7 @@ export class MediaEditService {
           return found.length;
       }
     });
-    await this.purger.purge(stale);
+    await this.purger.purge(combinedPurge(stale));
     return { affected, failed };
   }
 

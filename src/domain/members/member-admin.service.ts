@@ -8,6 +8,7 @@ import { Group } from '../groups/group.entity.ts';
 import { MAX_SEARCH_LENGTH } from '../media/media.service.ts';
 import type { Paging } from '../paging.ts';
 import type { Actor } from '../actor.ts';
+import type { UpcomingMeetings } from '../meetings/upcoming-meetings.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
 import { groupView, teamMemberView } from '../views.ts';
@@ -52,10 +53,12 @@ function mainGroupShort(group: Group | null | undefined) {
 export class MemberAdminService {
   private readonly orm: MikroORM;
   private readonly authCache: AuthCache;
+  private readonly upcomingMeetings: UpcomingMeetings;
 
-  constructor(options: { orm: MikroORM; authCache: AuthCache }) {
+  constructor(options: { orm: MikroORM; authCache: AuthCache; upcomingMeetings: UpcomingMeetings }) {
     this.orm = options.orm;
     this.authCache = options.authCache;
+    this.upcomingMeetings = options.upcomingMeetings;
   }
 
   /** Current members (not those who left), by sort then name; `{data, count}` of TeamMemberInfo2. */
@@ -159,11 +162,11 @@ export class MemberAdminService {
     return member;
   }
 
-  /** Dashboard info of spec 2.13; `meetings` stays empty until meetings exist. */
+  /** Dashboard info of spec 2.13; `meetings` are the member's upcoming ones (UpcomingMeetings). */
   async dashboard(teamId: string, caller: Actor) {
     const member = await this.self(teamId, caller);
     const memberCount = await this.orm.em.fork().count(TeamMember, { team: teamId, leftTeamAt: null });
-    return { member: teamMemberView(member), memberCount, meetings: [] as unknown[] };
+    return { member: teamMemberView(member), memberCount, meetings: await this.upcomingMeetings.forMember(teamId, member.id) };
   }
 
   private async info(em: EntityManager, member: TeamMember) {

@@ -29,6 +29,8 @@ export const LogAction = {
   teamFileDeleted: 'TEAM_FILE_DELETED',
   todoFileUploaded: 'TODO_FILE_UPLOADED',
   todoFileDeleted: 'TODO_FILE_DELETED',
+  logoffCreated: 'LOGOFF_CREATED',
+  logoffDeleted: 'LOGOFF_DELETED',
   // Not in spec 2.19's list: automations are this service's addition.
   automationCreated: 'AUTOMATION_CREATED',
   automationUpdated: 'AUTOMATION_UPDATED',

@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { ObjectStore } from '../../storage/object-store.ts';
 import type { ResumableStore } from '../../storage/resumable-store.ts';
+import { teamCacheTag } from '../media/cache-tags.ts';
 import type { CdnPurger } from '../media/cdn-purge.ts';
 import { mediaPath, publicMediaUrl } from '../media/media-links.ts';
 import { thumbnailPath } from '../media/thumbnail-links.ts';
@@ -85,7 +86,7 @@ export class TeamDeletion {
    * Step 1, in the caller's transaction: queues the team's objects and deletes the team with
    * everything it has. Answers how many objects were queued and the public links to purge.
    */
-  async deleteRows(em: EntityManager, teamId: string): Promise<{ queued: number; publicLinks: string[] }> {
+  async deleteRows(em: EntityManager, teamId: string): Promise<{ teamId: string; queued: number; publicLinks: string[] }> {
     // Serialises with uploads committing into the team (they lock the team row to count its storage).
     await em.execute('select id from team where id = ? for update', [teamId]);
     const published = await em.execute<{ id: string; file_name: string; thumbnail_status: string | null }[]>(
@@ -97,12 +98,12 @@ export class TeamDeletion {
     // A thumbnail was served only once ready.
     const publicLinks = published.flatMap((row) => [mediaPath(teamId, row.id, row.file_name), ...(row.thumbnail_status === 'ready' ? [thumbnailPath(teamId, row.id)] : [])])
       .map((path) => publicMediaUrl(this.linkBaseUrl, path));
-    return { queued: queued.length, publicLinks };
+    return { teamId, queued: queued.length, publicLinks };
   }
 
   /** Step 2, once step 1 committed: purges the public links, then removes the objects. */
-  async afterCommit(deleted: { publicLinks: string[] }): Promise<void> {
-    if (this.purger && deleted.publicLinks.length > 0) await this.purger.purge(deleted.publicLinks);
+  async afterCommit(deleted: { teamId: string; publicLinks: string[] }): Promise<void> {
+    if (this.purger && deleted.publicLinks.length > 0) await this.purger.purge({ urls: deleted.publicLinks, tags: [teamCacheTag(deleted.teamId)] });
     await this.drain();
   }
 

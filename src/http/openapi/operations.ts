@@ -5,6 +5,7 @@ import { paging, type OperationDoc } from './operation-doc.ts';
 import { operatorOperations } from './operator-operations.ts';
 import { serviceOperations } from './service-operations.ts';
 import { teamFileOperations } from './team-file-operations.ts';
+import { meetingOperations } from './meeting-operations.ts';
 import { newsLinkPortalOperations } from './news-link-portal-operations.ts';
 import { teamAdminOperations } from './team-operations.ts';
 import { tusOperations } from './tus-operations.ts';
@@ -27,6 +28,7 @@ export const operations: Record<string, OperationDoc> = {
   ...automationOperations('/v1/teams/:teamId/automations', 'team'),
   ...teamAdminOperations(paging),
   ...teamFileOperations(paging),
+  ...meetingOperations(paging),
   ...newsLinkPortalOperations(paging),
   ...operatorOperations,
   ...userOperations,

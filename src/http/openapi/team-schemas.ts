@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { TEAM_MODULES } from '../../domain/modules/team-module.entity.ts';
+import { MEETING_STATES } from '../../domain/meetings/meeting-states.ts';
+import { DASHBOARD_MEETINGS } from '../../domain/meetings/upcoming-meetings.ts';
 import { LOG_SYSTEMS } from '../../domain/team-logs/team-log-list.ts';
 import { BILLING_CYCLES, SUBSCRIPTION_TYPES } from '../../domain/subscriptions/subscription.entity.ts';
 import { groupSchema, planLimitsSchema, teamMemberSchema, teamSchema } from './schemas.ts';
@@ -77,11 +79,17 @@ export const teamMemberInfoSchema = teamMemberSchema
   .extend({ groups: z.array(groupSchema), mainGroup: groupSchema.nullable(), user: userShortSchema.nullable() })
   .meta({ id: 'TeamMemberInfo' });
 
+export const minimalMeetingSchema = z
+  .object({ id, title: z.string(), dateTime: timestamp, state: z.enum(MEETING_STATES), meetingPoint: z.string().nullable() })
+  .meta({ id: 'MeetingMinimal' });
+
 export const dashboardInfoSchema = z
   .object({
     member: teamMemberSchema,
     memberCount: z.number().int().min(0),
-    meetings: z.array(z.unknown()).meta({ description: 'Upcoming meetings; empty until meetings exist.' }),
+    meetings: z.array(minimalMeetingSchema).meta({
+      description: `The member's PLANNED and RUNNING meetings (named, through a group, or without participants), soonest first, at most ${DASHBOARD_MEETINGS}.`,
+    }),
   })
   .meta({ id: 'DashboardInfo' });
 

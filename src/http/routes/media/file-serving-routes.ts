@@ -5,6 +5,7 @@ import { MediaFile } from '../../../domain/media/media-file.entity.ts';
 import {
   canonicalTransformQuery, parseTransform, resolveTransform, signedTransformPath, transformFileName, type TransformRequest,
 } from '../../../domain/media/image-transform-params.ts';
+import { cacheTagHeaders } from '../../../domain/media/cache-tags.ts';
 import { mediaFilePart, mediaPath, publicMediaUrl } from '../../../domain/media/media-links.ts';
 import type { ServedTrafficCounter } from '../../../domain/media/served-traffic.ts';
 import type { SignedLinks } from '../../../domain/media/signed-links.ts';
@@ -27,6 +28,15 @@ export interface FileServingRouteDeps extends TeamRouteDeps {
 
 /** Public files never change under their key (renames do not move bytes), so caches may keep them for a year. */
 const PUBLIC_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+
+/**
+ * How an answer of a file (or its thumbnail or a resized image) may be cached: a public one by
+ * anyone for a year under its cache tags, a signed one by the client until the link expires.
+ */
+function cachingHeaders(file: MediaFile, etag: string, signedSecondsLeft: number | null): Record<string, string> {
+  if (signedSecondsLeft !== null) return { ETag: etag, 'X-Content-Type-Options': 'nosniff', 'Cache-Control': `private, max-age=${signedSecondsLeft}` };
+  return { ETag: etag, 'X-Content-Type-Options': 'nosniff', 'Cache-Control': PUBLIC_CACHE_CONTROL, ...cacheTagHeaders(file.team.id, file.id) };
+}
 /** `<uuid>.webp`: a thumbnail's file part (thumbnail-links.ts). */
 const THUMBNAIL_PART_PATTERN = /^([0-9a-fA-F-]{36})\.webp$/;
 /** `<uuid>` or `<uuid>.<ext>`: the only file parts links are ever built with (media-links.ts). */
@@ -190,12 +200,7 @@ export function fileServingRoutes(
 
     const etag = `"${file.hash ?? file.id}"`;
     const size = file.size;
-    const headers: Record<string, string> = {
-      ETag: etag,
-      'Accept-Ranges': 'bytes',
-      'X-Content-Type-Options': 'nosniff',
-      'Cache-Control': signedSecondsLeft === null ? PUBLIC_CACHE_CONTROL : `private, max-age=${signedSecondsLeft}`,
-    };
+    const headers: Record<string, string> = { ...cachingHeaders(file, etag, signedSecondsLeft), 'Accept-Ranges': 'bytes' };
     if (etagMatches(request.headers['if-none-match'], etag)) {
       traffic?.countRequest(file.team.id);
       // No body, but the length a 200 would have (the server announces it as Content-Length).
@@ -246,11 +251,7 @@ export function fileServingRoutes(
       throw error;
     }
     const etag = `"${file.hash ?? file.id}-${resolved.variant}"`;
-    const headers: Record<string, string> = {
-      ETag: etag,
-      'X-Content-Type-Options': 'nosniff',
-      'Cache-Control': signedSecondsLeft === null ? PUBLIC_CACHE_CONTROL : `private, max-age=${signedSecondsLeft}`,
-    };
+    const headers = cachingHeaders(file, etag, signedSecondsLeft);
     // The variant's bytes follow from the file's content and the parameters: no need to look for them.
     if (etagMatches(request.headers['if-none-match'], etag)) {
       traffic?.countRequest(file.team.id);
@@ -283,11 +284,7 @@ export function fileServingRoutes(
     if (!file || file.thumbnailStatus !== 'ready' || thumbnailPath(file.team.id, file.id) !== path) throw notFound('thumbnail');
     if (!file.isPublic && signedSecondsLeft === null) throw notFound('thumbnail');
     const etag = `"${file.hash ?? file.id}-thumbnail"`;
-    const headers: Record<string, string> = {
-      ETag: etag,
-      'X-Content-Type-Options': 'nosniff',
-      'Cache-Control': signedSecondsLeft === null ? PUBLIC_CACHE_CONTROL : `private, max-age=${signedSecondsLeft}`,
-    };
+    const headers = cachingHeaders(file, etag, signedSecondsLeft);
     const length = file.thumbnailSize ?? 0;
     traffic?.countRequest(file.team.id);
     if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, headers, stream: { body: EMPTY_BODY, length } };
