@@ -41,6 +41,8 @@ import { teamAdminRoutes } from './http/routes/teams/team-admin-routes.ts';
 import { teamFileRoutes } from './http/routes/teams/team-file-routes.ts';
 import { meetingRoutes } from './http/routes/teams/meeting-routes.ts';
 import { workspacePeopleRoutes } from './http/routes/teams/workspace-people-routes.ts';
+import { newsLinkPortalRoutes } from './http/routes/teams/news-link-portal-routes.ts';
+import type { TxtResolver } from './domain/portal/txt-resolver.ts';
 import { accountRoutes } from './http/routes/users/account-routes.ts';
 import { authRoutes } from './http/routes/users/auth-routes.ts';
 import { launcherRoutes } from './http/routes/users/launcher-routes.ts';
@@ -86,12 +88,15 @@ export class Application {
   private jobs: BackgroundJobs | null = null;
   private boundPort = 0;
   private readonly listenMode: ListenMode;
+  private readonly txtResolver: TxtResolver | undefined;
 
   /** `listen.shared`: one of the HTTP_PROCESSES service processes, sharing HOST:PORT with the others (src/start/supervisor.ts). */
-  constructor(config: Config, logger: Logger, options: { listen?: ListenMode } = {}) {
+  /** `txtResolver`: the portal domains' TXT lookups (tests pass their own; the system's resolvers otherwise). */
+  constructor(config: Config, logger: Logger, options: { listen?: ListenMode; txtResolver?: TxtResolver } = {}) {
     this.config = config;
     this.logger = logger;
     this.listenMode = options.listen ?? {};
+    this.txtResolver = options.txtResolver;
     const dependencies = (): Record<string, string | null> => ({
       ...(this.databaseHealth ? { database: this.databaseHealth.status.cause } : {}),
       ...(this.storageHealth ? { storage: this.storageHealth.status.cause } : {}),
@@ -153,7 +158,7 @@ export class Application {
     try {
       const { secret, generated } = await resolveAuthSecret(this.config.authSecret, this.config.dataDir);
       if (generated) announceGeneratedSecret(secret, this.config.dataDir);
-      this.backend = await Backend.open(this.config, this.logger, { claimIdentity: true, authSecret: secret });
+      this.backend = await Backend.open(this.config, this.logger, { claimIdentity: true, authSecret: secret, txtResolver: this.txtResolver });
       const { services } = this.backend;
       this.databaseHealth = new DatabaseHealth({ databaseUrl: this.backend.databaseUrl, logger: this.logger.child({ component: 'database-health' }) });
       await this.databaseHealth.check();
@@ -209,6 +214,7 @@ export class Application {
         ...teamFileRoutes(services, this.config),
         ...meetingRoutes(services, this.config),
         ...workspacePeopleRoutes(services, this.config),
+        ...newsLinkPortalRoutes(services, { maxJsonBodyBytes: this.config.maxJsonBodyBytes, authSecret: secret }),
         ...automationOperatorRoutes({
           automations: services.automations, authSecret: secret, authFailures: services.authFailures, maxJsonBodyBytes: this.config.maxJsonBodyBytes,
         }),

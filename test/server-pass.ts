@@ -78,6 +78,7 @@ export const SQL_OWNERS: Record<string, string> = {
   'team-tag.service.ts': 'workspace-people',
   'team-access.service.ts': 'workspace-people',
   'access-assignment.service.ts': 'workspace-people',
+  'team-limit-lock.ts': 'workspace-news-links',
 };
 
 /** Beyond the SQL owners: the files whose subject is what the database does under them. */

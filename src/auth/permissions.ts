@@ -50,6 +50,12 @@ export const Permission = {
   accessesView: 'team.accesses.view',
   /** Create, change and delete accesses; assign them to members and groups and take them back. */
   accessesManage: 'team.accesses.manage',
+  /** Write, publish and delete news; read drafts and news targeted at any group. */
+  newsManage: 'team.news.manage',
+  /** Create, change and delete the team's links. */
+  linksManage: 'team.links.manage',
+  /** Set up and change the team's portal environment and its custom domain. */
+  portalManage: 'team.portal.manage',
 } as const;
 
 export type PermissionName = (typeof Permission)[keyof typeof Permission];

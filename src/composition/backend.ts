@@ -3,6 +3,7 @@ import type { Config } from '../config/config.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded-postgres.ts';
 import { checkDefaultPlan } from '../domain/plans/default-plan.ts';
 import type { Logger } from '../logging/logger.ts';
+import type { TxtResolver } from '../domain/portal/txt-resolver.ts';
 import { openDomainDatabase } from './database.ts';
 import { closeServices, composeServices, type CoreServices, type Services } from './services.ts';
 
@@ -11,6 +12,8 @@ export interface BackendOptions {
   claimIdentity?: boolean;
   /** See startEmbeddedPostgres' `takeOver` (default true). */
   takeOverEmbeddedDatabase?: boolean;
+  /** See ComposeOptions' `txtResolver`. */
+  txtResolver?: TxtResolver;
 }
 
 /** Database, migrations, seed data and the composed services: what both the server and the CLI open. */
@@ -45,8 +48,8 @@ export class Backend<S extends CoreServices = CoreServices> {
         logger.info({ instanceId: identity.instanceId, bootId: identity.bootId }, 'instance identity claimed');
       }
       const services = options.authSecret
-        ? await composeServices({ config, logger, orm, identity, authSecret: options.authSecret })
-        : await composeServices({ config, logger, orm, identity, authSecret: null });
+        ? await composeServices({ config, logger, orm, identity, authSecret: options.authSecret, txtResolver: options.txtResolver })
+        : await composeServices({ config, logger, orm, identity, authSecret: null, txtResolver: options.txtResolver });
       return new Backend(services, databaseUrl, embedded);
     } catch (error) {
       await identity?.release();

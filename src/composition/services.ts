@@ -87,6 +87,8 @@ import { TusService } from '../uploads/tus/tus-service.ts';
 import { MAX_BODY_BYTES, UploadService } from '../uploads/receive/upload-service.ts';
 import { MetadataStripper } from '../uploads/metadata/metadata-stripper.ts';
 import { UploadUseCase } from '../uploads/upload-use-case.ts';
+import type { TxtResolver } from '../domain/portal/txt-resolver.ts';
+import { composeNewsLinkPortal, type NewsLinkPortalServices } from './news-link-portal.ts';
 
 /** Most uploads of one team committed in one statement (group commit). */
 const GROUP_COMMIT_MAX_BATCH = 64;
@@ -94,7 +96,7 @@ const GROUP_COMMIT_MAX_BATCH = 64;
 const TEAM_STATE_CACHE_MS = 60_000;
 
 /** The services both the server and the CLI get. */
-export interface CoreServices {
+export interface CoreServices extends NewsLinkPortalServices {
   orm: MikroORM;
   /** Team API keys and session tokens on the team and media routes; session tokens on the user's own routes. */
   authenticator: Authenticator;
@@ -229,6 +231,8 @@ export interface ComposeOptions {
   orm: MikroORM;
   /** The server's instance identity (its reservations and idempotency claims carry it); null in the CLI. */
   identity: InstanceIdentity | null;
+  /** Looks up portal domains' TXT records; the system's resolvers when absent (tests pass their own). */
+  txtResolver?: TxtResolver;
 }
 
 /**
@@ -433,6 +437,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
     thumbnailer,
     previews,
     transformer,
+    ...composeNewsLinkPortal({ orm, txtResolver: options.txtResolver }),
   };
   services.metrics.observe({ gate: services.gate, pool });
   return services;

@@ -28,9 +28,13 @@ import { PenaltyPoint } from './penalty-points/penalty-point.entity.ts';
 import { WorryBoxEntry } from './worry-box/worry-box-entry.entity.ts';
 import { TeamTag, TeamTagTodo } from './team-tags/team-tag.entity.ts';
 import { TeamAccess, TeamAccessAssignment, TeamAccessGroupAssignment } from './accesses/team-access.entity.ts';
+import { News, NewsGroup, TeamNewsBanner } from './news/news.entity.ts';
+import { Link } from './links/link.entity.ts';
+import { PortalEnvironment } from './portal/portal-environment.entity.ts';
 
 export const entities = [BaseSchema, Plan, Team, User, Group, TeamMember, TeamMemberGroup, ApiKey, MediaFolder, MediaFile, TeamLog,
   UploadReservation, MediaEvent, MediaUsageDaily, MediaServedDaily, MediaTagCount, Automation, AutomationDelivery,
   TeamMemberNote, TeamModule, Invite, Subscription, TodoBoard, Todo, Account, UserSession,
   OAuthState, Meeting, MeetingMember, MeetingGroup, Logoff,
-  PenaltyPoint, WorryBoxEntry, TeamTag, TeamTagTodo, TeamAccess, TeamAccessAssignment, TeamAccessGroupAssignment];
+  PenaltyPoint, WorryBoxEntry, TeamTag, TeamTagTodo, TeamAccess, TeamAccessAssignment, TeamAccessGroupAssignment,
+  News, NewsGroup, TeamNewsBanner, Link, PortalEnvironment];

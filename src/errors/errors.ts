@@ -394,3 +394,22 @@ export function accountExportLinkRefused(reason: 'invalid' | 'expired'): Service
     ? new ServiceError({ name: 'ForbiddenError', status: 403, messageKey: 'error.accountExport.linkInvalid', message: 'The export link is not valid' })
     : new ServiceError({ name: 'GoneError', status: 410, messageKey: 'error.accountExport.linkExpired', message: 'The export link has expired' });
 }
+
+/** The team's portal (docs/workspace.md): a subdomain another team has (409), a second portal (409), or a subdomain changed again too soon (429). */
+export function portalConflict(reason: 'subdomainTaken' | 'exists' | 'domainTaken'): ServiceError {
+  const messages = {
+    subdomainTaken: ['The subdomain is taken by another team\'s portal', 'subdomain'],
+    exists: ['The team has a portal environment already: change it with PATCH', 'portal'],
+    domainTaken: ['The domain is active for another team\'s portal', 'domain'],
+  } as const;
+  const [message, value] = messages[reason];
+  return new ServiceError({ name: 'ConflictError', status: 409, messageKey: `error.portal.${reason}`, message, value });
+}
+
+export function portalSubdomainCooldown(retryAfterSeconds: number, allowedAt: Date): ServiceError {
+  return new ServiceError({
+    name: 'TooManyRequestsError', status: 429, messageKey: 'error.portal.subdomainChangeCooldown',
+    message: `The subdomain was changed recently; it can be changed again from ${allowedAt.toISOString()}`,
+    value: allowedAt.toISOString(), headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+}

@@ -6,6 +6,7 @@ import { Application } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { SettingName } from '../../src/config/settings.ts';
 import { createLogger, type Logger } from '../../src/logging/logger.ts';
+import type { TxtResolver } from '../../src/domain/portal/txt-resolver.ts';
 import { createTestDatabase } from './database.ts';
 import { assertAnswer } from './openapi-answers.ts';
 
@@ -54,6 +55,8 @@ export interface StartOptions {
   dataDir?: string;
   /** The service's logger (to read what it logs); a silent one otherwise. */
   logger?: Logger;
+  /** The portal domains' TXT lookups (a stub); the system's resolvers otherwise. */
+  txtResolver?: TxtResolver;
 }
 
 /** Starts the whole service in this process on a free port, against a fresh database; stopped at teardown. */
@@ -73,7 +76,7 @@ export async function startTestServer(t: Teardown, options: StartOptions = {}): 
       ...options.settings,
     },
   });
-  const app = new Application(config, options.logger ?? createLogger(config.logLevel));
+  const app = new Application(config, options.logger ?? createLogger(config.logLevel), { txtResolver: options.txtResolver });
   await app.start();
   t.teardown(async () => {
     await app.stop();

@@ -35,6 +35,10 @@ const bTodo = (await server.media('POST', `/v1/teams/${b.teamId}/todo-boards/${b
 const bTodoFile = (await server.media('POST', `/v1/teams/${b.teamId}/todos/${bTodo.id}/files`, b.key, { body: { file: 'AAAA', fileName: 'b-secret-todo-file.bin' } })).body;
 const bMeeting = (await server.media('POST', `/v1/teams/${b.teamId}/meetings`, b.key, { body: { title: 'b-secret-meeting', dateTime: '2031-01-01T10:00:00Z', teamMemberIds: [b.ownerId] } })).body;
 const bLogoff = (await server.media('POST', `/v1/teams/${b.teamId}/logoffs`, b.key, { body: { message: 'b-secret-logoff', meetingId: bMeeting.id } })).body;
+const bNews = (await server.media('POST', `/v1/teams/${b.teamId}/news`, b.key, { body: { title: 'b-secret-news', content: 'b-secret-news', groupIds: [bGroup.id] } })).body;
+const bLink = (await server.media('POST', `/v1/teams/${b.teamId}/links`, b.key, { body: { title: 'b-secret-link', destination: 'https://b-secret-link.example' } })).body;
+await server.media('PUT', `/v1/teams/${b.teamId}/news-banner`, b.key, { body: { title: 'b-secret-banner', type: 'INFO', messageType: 'TEXT' } });
+await server.media('POST', `/v1/teams/${b.teamId}/portal`, b.key, { body: { subdomain: 'bsecretportal', name: 'b-secret-portal' } });
 /** Preview links are signed anew on every read; the rest of a file must not change. */
 const withoutLinks = (list: { data: Record<string, unknown>[] }) => ({ ...list, data: list.data.map(({ previewUrl: _u, previewUrlExpiresAt: _e, ...file }) => file) });
 
@@ -62,6 +66,10 @@ async function snapshotOfB() {
     meetings: `/v1/teams/${b.teamId}/meetings`,
     meeting: `/v1/teams/${b.teamId}/meetings/${bMeeting.id}`,
     logoffs: `/v1/teams/${b.teamId}/logoffs`,
+    news: `/v1/teams/${b.teamId}/news`,
+    newsBanner: `/v1/teams/${b.teamId}/news-banner`,
+    links: `/v1/teams/${b.teamId}/links`,
+    portal: `/v1/teams/${b.teamId}/portal`,
   };
   const snapshot = Object.fromEntries(await Promise.all(Object.entries(lists).map(async ([name, path]) => [name, (await server.media('GET', path, b.key)).body])));
   // Preview links are signed anew on every read.
@@ -69,7 +77,7 @@ async function snapshotOfB() {
 }
 
 // What B owns that A's requests never carry (the ids A sends may be echoed back in `value`).
-const secrets = ['b-secret-meeting', 'b-secret-logoff', 'TeamB', 'b-secret-price', 'b-secret-file.txt', 'b-secret-board', 'b-secret-todo', 'b-secret-content', 'b-secret-note', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
+const secrets = ['b-secret-meeting', 'b-secret-logoff', 'b-secret-news', 'b-secret-link', 'b-secret-banner', 'bsecretportal', 'b-secret-portal', 'TeamB', 'b-secret-price', 'b-secret-file.txt', 'b-secret-board', 'b-secret-todo', 'b-secret-content', 'b-secret-note', 'b-secret-group', 'b-public.png', 'b-private.png', 'secret-folder', 'b-tag', bPublic.hash, 'b-secret-hook', 'b-secret-path', bAutomation.secret];
 
 interface Case {
   name: string;
@@ -85,6 +93,15 @@ const AA = `/v1/teams/${a.teamId}/automations`;
 const BA = `/v1/teams/${b.teamId}/automations/${bAutomation.id}`;
 const AT = `/v1/teams/${a.teamId}`;
 const BT = `/v1/teams/${b.teamId}`;
+/** The news, banner, link and portal routes under a team's path, with B's ids. */
+const newsLinkPortalRoutes = (base: string) => [
+  ['GET', `${base}/news`], ['POST', `${base}/news`], ['GET', `${base}/news/${bNews.id}`], ['PATCH', `${base}/news/${bNews.id}`], ['DELETE', `${base}/news/${bNews.id}`],
+  ['POST', `${base}/news/${bNews.id}/publish`], ['POST', `${base}/news/${bNews.id}/unpublish`],
+  ['GET', `${base}/news-banner`], ['PUT', `${base}/news-banner`], ['DELETE', `${base}/news-banner`],
+  ['GET', `${base}/links`], ['POST', `${base}/links`], ['GET', `${base}/links/${bLink.id}`], ['PATCH', `${base}/links/${bLink.id}`], ['DELETE', `${base}/links/${bLink.id}`],
+  ['GET', `${base}/portal`], ['POST', `${base}/portal`], ['PATCH', `${base}/portal`], ['GET', `${base}/portal/domain`], ['PUT', `${base}/portal/domain`],
+  ['POST', `${base}/portal/domain/verify`], ['DELETE', `${base}/portal/domain`],
+];
 const cases: Case[] = [
   // Team B's key on team A's routes: 401, as if the key did not exist.
   ...[
@@ -130,6 +147,7 @@ const cases: Case[] = [
     ['GET', `${AT}/todo-boards/${bBoard.id}/todos`], ['POST', `${AT}/todo-boards/${bBoard.id}/todos`], ['GET', `${AT}/todos/${bTodo.id}`], ['PATCH', `${AT}/todos/${bTodo.id}`],
     ['DELETE', `${AT}/todos/${bTodo.id}`], ['GET', `${AT}/todos/${bTodo.id}/files`], ['POST', `${AT}/todos/${bTodo.id}/files`], ['POST', `${AT}/todos/${bTodo.id}/files/multipart`],
     ['GET', `${AT}/todos/${bTodo.id}/files/${bTodoFile.id}`], ['DELETE', `${AT}/todos/${bTodo.id}/files/${bTodoFile.id}`],
+    ...newsLinkPortalRoutes(AT),
   ].map(([method, path]) => ({ name: `B's key: ${method} ${path!.replace(a.teamId, 'A')}`, method: method!, path: path!, key: b.key, body: { name: 'mine' }, status: 401 })),
   ...[
     ['GET', BT], ['GET', `${BT}/minimal`], ['GET', `${BT}/join-info`], ['PATCH', BT], ['POST', `${BT}/archive`], ['POST', `${BT}/unarchive`], ['GET', `${BT}/logs`],
@@ -148,6 +166,7 @@ const cases: Case[] = [
     ['GET', `${BT}/todo-boards/${bBoard.id}/todos`], ['POST', `${BT}/todo-boards/${bBoard.id}/todos`], ['GET', `${BT}/todos/${bTodo.id}`], ['PATCH', `${BT}/todos/${bTodo.id}`],
     ['DELETE', `${BT}/todos/${bTodo.id}`], ['GET', `${BT}/todos/${bTodo.id}/files`], ['POST', `${BT}/todos/${bTodo.id}/files`], ['POST', `${BT}/todos/${bTodo.id}/files/multipart`],
     ['GET', `${BT}/todos/${bTodo.id}/files/${bTodoFile.id}`], ['DELETE', `${BT}/todos/${bTodo.id}/files/${bTodoFile.id}`],
+    ...newsLinkPortalRoutes(BT),
   ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(b.teamId, 'B')}`, method: method!, path: path!, key: a.key, body: { name: 'mine' }, status: 401 })),
   // B's members under A's path: not found.
   ...[['GET', `${AT}/members/${b.ownerId}`], ['PATCH', `${AT}/members/${b.ownerId}`], ['DELETE', `${AT}/members/${b.ownerId}`]]
@@ -180,6 +199,13 @@ const cases: Case[] = [
     body: path!.includes('/files') ? { file: 'AAAA', fileName: 'mine.bin' } : { title: 'mine' }, status: 404 })),
   { name: "A's key: a team file for B's owner", method: 'POST', path: `${AT}/files`, key: a.key, body: { file: 'AAAA', fileName: 'x.bin', targetTeamMemberId: b.ownerId }, status: 404 },
   { name: "A's key: a to-do assigned to B's owner", method: 'POST', path: `${AT}/todo-boards/${bBoard.id}/todos`, key: a.key, body: { title: 'x', assigneeTeamMemberId: b.ownerId }, status: 404 },
+  // B's news and links under A's path, and B's group as a news target: not found.
+  ...[
+    ['GET', `${AT}/news/${bNews.id}`], ['PATCH', `${AT}/news/${bNews.id}`], ['DELETE', `${AT}/news/${bNews.id}`], ['POST', `${AT}/news/${bNews.id}/publish`],
+    ['POST', `${AT}/news/${bNews.id}/unpublish`], ['GET', `${AT}/links/${bLink.id}`], ['PATCH', `${AT}/links/${bLink.id}`], ['DELETE', `${AT}/links/${bLink.id}`],
+  ].map(([method, path]) => ({ name: `A's key: ${method} ${path!.replace(a.teamId, 'A')} (B's news or link)`, method: method!, path: path!, key: a.key,
+    body: { title: 'mine' }, status: 404 })),
+  { name: "A's key: news for B's group", method: 'POST', path: `${AT}/news`, key: a.key, body: { title: 'x', content: 'x', groupIds: [bGroup.id] }, status: 404 },
   // B's ids in A's log filters find nothing of B's.
   { name: "A's key: A's log filtered by B's owner", method: 'GET', path: `${AT}/logs?targetTeamMemberId=${b.ownerId}`, key: a.key, status: 200 },
 ];

@@ -33,6 +33,7 @@ import { Migration20261129010000ImageTransforms } from './Migration2026112901000
 import { Migration20261130000500ThumbnailClaimOwners } from './Migration20261130000500ThumbnailClaimOwners.ts';
 import { Migration20261130010000Meetings } from './Migration20261130010000Meetings.ts';
 import { Migration20261130020000WorkspacePeople } from './Migration20261130020000WorkspacePeople.ts';
+import { Migration20261130030000NewsLinksPortal } from './Migration20261130030000NewsLinksPortal.ts';
 import { Migration20261130040000NotificationDeliveries } from './Migration20261130040000NotificationDeliveries.ts';
 import { Migration20261130041000DiscordMembers } from './Migration20261130041000DiscordMembers.ts';
 
@@ -72,6 +73,7 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261130000500ThumbnailClaimOwners', class: Migration20261130000500ThumbnailClaimOwners },
   { name: 'Migration20261130010000Meetings', class: Migration20261130010000Meetings },
   { name: 'Migration20261130020000WorkspacePeople', class: Migration20261130020000WorkspacePeople },
+  { name: 'Migration20261130030000NewsLinksPortal', class: Migration20261130030000NewsLinksPortal },
   { name: 'Migration20261130040000NotificationDeliveries', class: Migration20261130040000NotificationDeliveries },
   { name: 'Migration20261130041000DiscordMembers', class: Migration20261130041000DiscordMembers },
 ];

@@ -65,26 +65,32 @@ function isLocalName(hostname: string): boolean {
 
 export interface TargetUrlOptions {
   allowPrivateTargets: boolean;
+  /** The field the 400 names (default `url`); links and news banners check their URLs here too. */
+  field?: string;
+  /** Keep the `#fragment` (a link a browser opens needs it; a webhook request never sends it). */
+  keepFragment?: boolean;
 }
 
-/** Validates a target URL for storing; the answer is its normalised form. 400 naming `url` otherwise. */
+/** Validates a target URL for storing; the answer is its normalised form. 400 naming `url` (or `field`) otherwise. */
 export function parseTargetUrl(value: string, options: TargetUrlOptions): string {
-  if (value.length > MAX_URL_LENGTH) throw badRequest(`Invalid url: at most ${MAX_URL_LENGTH} characters`, 'url');
+  const field = options.field ?? 'url';
+  const invalid = (reason: string) => badRequest(`Invalid ${field}: ${reason}`, field);
+  if (value.length > MAX_URL_LENGTH) throw invalid(`at most ${MAX_URL_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw badRequest('Invalid url: not an absolute URL', 'url');
+    throw invalid('not an absolute URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('Invalid url: only http and https URLs are allowed', 'url');
-  if (url.username || url.password) throw badRequest('Invalid url: credentials in the URL are not allowed', 'url');
-  if (!url.hostname) throw badRequest('Invalid url: no host', 'url');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('only http and https URLs are allowed');
+  if (url.username || url.password) throw invalid('credentials in the URL are not allowed');
+  if (!url.hostname) throw invalid('no host');
   if (!options.allowPrivateTargets && (isPrivateAddress(url.hostname) || isLocalName(url.hostname))) {
-    throw badRequest('Invalid url: the address is not public (AUTOMATION_ALLOW_PRIVATE_TARGETS is off)', 'url');
+    throw invalid(options.field ? 'the address is not public' : 'the address is not public (AUTOMATION_ALLOW_PRIVATE_TARGETS is off)');
   }
-  url.hash = '';
+  if (!options.keepFragment) url.hash = '';
   const normalised = url.toString();
-  if (normalised.length > MAX_URL_LENGTH) throw badRequest(`Invalid url: at most ${MAX_URL_LENGTH} characters`, 'url');
+  if (normalised.length > MAX_URL_LENGTH) throw invalid(`at most ${MAX_URL_LENGTH} characters`);
   return normalised;
 }
 

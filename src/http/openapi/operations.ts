@@ -7,6 +7,7 @@ import { operatorOperations } from './operator-operations.ts';
 import { serviceOperations } from './service-operations.ts';
 import { teamFileOperations } from './team-file-operations.ts';
 import { meetingOperations } from './meeting-operations.ts';
+import { newsLinkPortalOperations } from './news-link-portal-operations.ts';
 import { teamAdminOperations } from './team-operations.ts';
 import { tusOperations } from './tus-operations.ts';
 import { uploadUrlOperations } from './upload-url-operations.ts';
@@ -31,6 +32,7 @@ export const operations: Record<string, OperationDoc> = {
   ...teamFileOperations(paging),
   ...meetingOperations(paging),
   ...workspacePeopleOperations(paging),
+  ...newsLinkPortalOperations(paging),
   ...operatorOperations,
   ...userOperations,
   ...notificationOperations,
