@@ -42,9 +42,10 @@ t.test('POST /v1/admin/teams creates a team, its owner and a first key', async (
   t.match(team, { id: String, name: 'Alpha', isActive: true, archived: false, planId: String, createdAt: String });
   t.match(owner, { id: String, teamId: team.id, userId: String, isTeamOwner: true, name: 'Owner' });
   t.same([...owner.permissions].sort(), [
-    'team.apiKeys.manage', 'team.automations.manage', 'team.files.manage', 'team.files.upload', 'team.groups.manage', 'team.invites.manage', 'team.logs.view', 'team.media.delete',
-    'team.media.edit', 'team.media.upload', 'team.media.view', 'team.members.manage', 'team.members.view', 'team.modules.manage', 'team.settings.manage',
-    'team.todos.manage', 'team.todos.view',
+    'team.accesses.manage', 'team.accesses.view', 'team.apiKeys.manage', 'team.automations.manage', 'team.files.manage', 'team.files.upload', 'team.groups.manage',
+    'team.invites.manage', 'team.links.manage', 'team.logoffs.manage', 'team.logs.view', 'team.media.delete', 'team.media.edit', 'team.media.upload', 'team.media.view',
+    'team.meetings.manage', 'team.meetings.view', 'team.members.manage', 'team.members.view', 'team.modules.manage', 'team.news.manage', 'team.penalties.manage',
+    'team.penalties.view', 'team.portal.manage', 'team.settings.manage', 'team.tags.manage', 'team.todos.manage', 'team.todos.view', 'team.worryBox.manage',
   ]);
   t.match(apiKey, { id: String, teamId: team.id, teamMemberId: null, teamMember: null, key: /^tws_[0-9a-f]{16}_/ });
   t.same(await teamLogActions(team.id), ['API_KEY_CREATED', 'MEMBER_JOINED']);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { expectError, startTestServer } from '../helpers/server.ts';
 import { pngLike, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
@@ -414,4 +415,31 @@ t.test("penalty points, worry box, team tags and accesses: B's key is no key of 
   t.equal(JSON.stringify(await snapshotOfB()), before, "team B's data is unchanged");
   t.same((await server.media('GET', `${T}/worry-box`, team.key)).body.entries.filter((entry: any) => entry.id === bEntry.id), [], "A's lists never show B's");
   t.same((await server.media('GET', `${T}/penalty-points?includeExpired=true`, team.key)).body.data.filter((point: any) => point.id === bPoint.id), []);
+});
+
+// Every route under a team's path, as the running service has them (a new route is swept without an
+// edit here): team A's key and A's session on team B's path, with B's ids where the test made them
+// and random ones elsewhere, answer no 2xx and change nothing of B.
+t.test("every route under a team's path: A's key and A's session on B's path answer no 2xx and change nothing of B", async (t) => {
+  const ids: Record<string, string> = {
+    teamId: b.teamId, memberId: b.ownerId, groupId: bGroup.id, mediaId: bPublic.id, folderId: bFolder.id, automationId: bAutomation.id,
+    noteId: bNote.id, inviteId: bInvite.id, fileId: bTeamFile.id, boardId: bBoard.id, todoId: bTodo.id, meetingId: bMeeting.id,
+    logoffId: bLogoff.id, newsId: bNews.id, linkId: bLink.id,
+  };
+  // Not OPTIONS: tus' capability discovery answers anyone (its protocol's settings, nothing of a team).
+  const teamRoutes = server.app.routes.filter((route) => route.pattern.includes(':teamId') && route.method !== 'OPTIONS');
+  const before = await snapshotOfB();
+  const answered: string[] = [];
+  for (const route of teamRoutes) {
+    const path = route.pattern.replace(/:([a-zA-Z]+)/g, (_, name: string) => ids[name] ?? randomUUID());
+    for (const [who, credential] of [['key', a.key], ['session', sessionOf.get(a.key)!]] as const) {
+      const response = await server.media(route.method, path, credential, ['GET', 'HEAD'].includes(route.method) ? {} : { body: {} });
+      if (response.status < 300) answered.push(`${route.method} ${route.pattern} (A's ${who}): ${response.status}`);
+      const text = JSON.stringify(response.body ?? '');
+      for (const secret of secrets) if (text.includes(secret)) answered.push(`${route.method} ${route.pattern} (A's ${who}) shows ${secret}`);
+    }
+  }
+  t.ok(teamRoutes.length > 150, `${teamRoutes.length} routes swept`);
+  t.same(answered, [], 'none answers 2xx or shows anything of B');
+  t.same(JSON.parse(await snapshotOfB()), JSON.parse(before), "team B's data is unchanged");
 });
