@@ -57,7 +57,7 @@ export function App() {
 
   // The chosen team and the member's permissions there.
   useEffect(() => {
-    if (!credential?.teamId) return;
+    if (!credential?.teamId || team?.id === credential.teamId) return;
     let live = true;
     call('GET', `/v1/teams/${credential.teamId}/me`)
       .then((info) => live && setTeam({ id: credential.teamId, name: info.team.name, permissions: permissionsOf(info), memberName: info.member.name }))
@@ -65,7 +65,7 @@ export function App() {
     return () => {
       live = false;
     };
-  }, [credential?.teamId, call]);
+  }, [credential?.teamId, call, team?.id]);
 
   const session = useMemo(() => ({ credential, team, call, signOut, chooseTeam }), [credential, team, call, signOut, chooseTeam]);
 

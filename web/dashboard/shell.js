@@ -19,13 +19,14 @@ export function Shell({ path }) {
   // A new view moves the focus to its heading, so a keyboard or screen reader user starts there.
   useEffect(() => {
     heading.current?.focus();
-  }, [current?.path]);
+  }, [current?.path, Boolean(team)]);
 
   const View = current?.view;
+  if (!team) return html`<main id="main"><p class="muted" role="status">Opening the team…</p></main>`;
   return html`<div class="shell">
     <a class="skip-link" href="#main">Skip to content</a>
     <header class="top-bar">
-      <p class="team-name">${team?.name || 'Team'}${team?.memberName ? html` <span class="muted">· ${team.memberName}</span>` : ''}</p>
+      <p class="team-name">${team.name || 'Team'}${team.memberName ? html` <span class="muted">· ${team.memberName}</span>` : ''}</p>
       <nav aria-label="Main">
         <ul class="nav-list">
           ${items.map((item) => html`<li key=${item.path}>
@@ -40,7 +41,7 @@ export function Shell({ path }) {
     </header>
     <main id="main">
       <h1 tabindex="-1" ref=${heading}>${current?.label ?? ''}</h1>
-      ${View ? html`<${View} key=${team?.id} />` : ''}
+      ${View ? html`<${View} key=${team.id} />` : ''}
     </main>
     <${Notices} />
   </div>`;

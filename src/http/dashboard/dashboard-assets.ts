@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { staticAsset, type StaticAsset } from './static-asset.ts';
@@ -6,7 +6,7 @@ import { staticAsset, type StaticAsset } from './static-asset.ts';
 /**
  * The dashboard's files: its own modules and styles (web/dashboard, plain ES modules and CSS, no
  * build step) and the few library files it imports, taken from node_modules as their packages ship
- * them. Everything is read and compressed once, when the routes are made.
+ * them. Everything is read and compressed once, on the first request for the dashboard.
  */
 
 export const DASHBOARD_DIRECTORY = fileURLToPath(new URL('../../../web/dashboard/', import.meta.url));
@@ -46,17 +46,12 @@ function resolveVendor(specifier: string): string {
   return fileURLToPath(import.meta.resolve(specifier));
 }
 
-export function loadDashboardAssets(directory = DASHBOARD_DIRECTORY): DashboardAssets {
-  const assets = new Map<string, StaticAsset>();
-  for (const name of readdirSync(directory).sort()) {
-    const contentType = CONTENT_TYPES[extname(name)];
-    if (contentType) assets.set(name, staticAsset(contentType, readFileSync(join(directory, name))));
-  }
-  const vendor = new Map<string, StaticAsset>();
-  const imports: Record<string, string> = {};
-  for (const file of VENDOR_FILES) {
-    vendor.set(file.name, staticAsset(CONTENT_TYPES['.js']!, readFileSync(resolveVendor(file.resolve))));
-    imports[file.specifier] = `${VENDOR_BASE}${file.name}`;
-  }
-  return { assets, vendor, imports, pageTemplate: readFileSync(join(directory, 'index.html'), 'utf8') };
+export async function loadDashboardAssets(directory = DASHBOARD_DIRECTORY): Promise<DashboardAssets> {
+  const own = (await readdir(directory)).sort().filter((name) => CONTENT_TYPES[extname(name)] !== undefined);
+  const assets = new Map(await Promise.all(own.map(async (name) =>
+    [name, await staticAsset(CONTENT_TYPES[extname(name)]!, await readFile(join(directory, name)))] as const)));
+  const vendor = new Map(await Promise.all(VENDOR_FILES.map(async (file) =>
+    [file.name, await staticAsset(CONTENT_TYPES['.js']!, await readFile(resolveVendor(file.resolve)))] as const)));
+  const imports = Object.fromEntries(VENDOR_FILES.map((file) => [file.specifier, `${VENDOR_BASE}${file.name}`]));
+  return { assets, vendor, imports, pageTemplate: await readFile(join(directory, 'index.html'), 'utf8') };
 }

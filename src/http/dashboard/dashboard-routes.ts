@@ -30,8 +30,8 @@ interface Dashboard {
   securityHeaders: Record<string, string>;
 }
 
-function buildDashboard(options: DashboardRouteOptions): Dashboard {
-  const { assets, vendor, imports, pageTemplate } = loadDashboardAssets();
+async function buildDashboard(options: DashboardRouteOptions): Promise<Dashboard> {
+  const { assets, vendor, imports, pageTemplate } = await loadDashboardAssets();
   const modules = {
     assets: [...assets.keys()].filter((name) => name.endsWith('.js')),
     // tus-js-client is loaded only when a large file is uploaded.
@@ -42,16 +42,22 @@ function buildDashboard(options: DashboardRouteOptions): Dashboard {
     importMapHash: page.importMapHash,
     fileOrigins: [options.publicUrl, ...(options.cdnUrl ? [options.cdnUrl] : [])],
   });
-  return { index: staticAsset('text/html; charset=utf-8', page.html), assets, vendor, securityHeaders };
+  return { index: await staticAsset('text/html; charset=utf-8', page.html), assets, vendor, securityHeaders };
 }
 
-/** Built on the first request (compressing costs a few hundred milliseconds a service that nobody browses need not pay). */
+/** Built on the first request: compressing costs about a second of CPU that a service nobody browses need not pay. */
 export function dashboardRoutes(options: DashboardRouteOptions): Route[] {
-  let dashboard: Dashboard | null = null;
-  const built = (): Dashboard => (dashboard ??= buildDashboard(options));
+  let dashboard: Promise<Dashboard> | null = null;
+  const built = (): Promise<Dashboard> => {
+    if (!dashboard) {
+      dashboard = buildDashboard(options);
+      dashboard.catch(() => (dashboard = null));
+    }
+    return dashboard;
+  };
   const route = publicRouteBuilder();
-  const answer = (request: HttpRequest, pick: (dashboard: Dashboard) => StaticAsset): HttpResult => {
-    const current = built();
+  const answer = async (request: HttpRequest, pick: (dashboard: Dashboard) => StaticAsset): Promise<HttpResult> => {
+    const current = await built();
     return send(request, pick(current), current.securityHeaders);
   };
   return [
