@@ -41,8 +41,8 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 /** Signs in on the sign-in view with a team's id and API key, and waits for the media view. */
 export async function signInWithKey(page: Page, baseUrl: string, team: { teamId: string; key: string }): Promise<void> {
   await page.goto(`${baseUrl}/app`);
-  await page.getByLabel('Team id').fill(team.teamId);
-  await page.getByLabel('API key').fill(team.key);
+  await page.getByLabel('Team id', { exact: true }).fill(team.teamId);
+  await page.getByLabel('API key', { exact: true }).fill(team.key);
   await page.getByRole('button', { name: 'Open the team' }).click();
   await page.getByRole('heading', { level: 1, name: 'Media' }).waitFor();
 }

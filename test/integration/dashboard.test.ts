@@ -27,6 +27,7 @@ async function newPage(t: Test) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   t.teardown(() => context.close());
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
+  context.setDefaultTimeout(10_000);
   const page = await context.newPage();
   const dialogs: string[] = [];
   page.on('dialog', (dialog) => {
@@ -119,11 +120,11 @@ t.test('password sign-in: a user in two teams picks one, and signing out ends th
   await expectAccessible(t, page, 'sign-in');
   await screenshot(page, '01-sign-in');
 
-  await page.getByLabel('Email or username').fill(user.username);
-  await page.getByLabel('Password').fill('not the password');
+  await page.getByLabel('Email or username', { exact: true }).fill(user.username);
+  await page.getByLabel('Password', { exact: true }).fill('not the password');
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('alert').filter({ hasText: 'check what you typed' }).waitFor();
-  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 
   await page.getByRole('heading', { name: 'Choose a team' }).waitFor();
@@ -166,5 +167,118 @@ t.test('Discord sign-in: the provider round comes back to the dashboard with the
   await page.getByRole('heading', { name: 'Choose a team' }).waitFor();
   t.equal(new URL(page.url()).hash, '', 'the token is taken out of the address');
   await page.getByText('You are not a member of any team yet').waitFor();
+  t.same(pageErrors, []);
+});
+
+t.test('team key: upload by chooser and by drop, grid and filters, details and links, bulk delete, names as text only', async (t) => {
+  const team = await server.createTeam('Charlie');
+  const base = `/v1/cdn/media/${team.teamId}`;
+  // Markup where users type names: a folder, and a file uploaded through the API.
+  const folderName = '<img src=x onerror=alert(2)>logs';
+  const folder = await server.media('POST', `${base}/folders`, team.key, { body: { name: folderName } });
+  t.equal(folder.status, 201);
+  const markupFile = '<img src=x onerror=alert(1)>.png';
+  t.equal((await uploadMultipart(server, team.teamId, team.key, { content: pngLike(2048), fileName: markupFile, contentType: 'image/png' }, '?tags=shots')).status, 201);
+  const { page, dialogs, pageErrors } = await newPage(t);
+  await signInWithKey(page, server.baseUrl, team);
+  t.match(await page.locator('.team-name').textContent(), /^Charlie/, 'the key\'s team is open');
+
+  // Upload view: options first, then the file chooser and a drop.
+  await page.getByRole('link', { name: 'Upload' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Upload' }).waitFor();
+  await page.getByLabel('Folder', { exact: true }).selectOption({ label: folderName });
+  await page.getByLabel('Tags', { exact: true }).fill('Round:3');
+  await page.getByRole('button', { name: 'Add tag' }).click();
+  await page.getByLabel('Visibility', { exact: true }).selectOption('public');
+  await page.getByLabel('Choose files', { exact: true }).setInputFiles([
+    { name: 'server.log', mimeType: 'text/plain', buffer: Buffer.from('12:00:01 INFO start\n12:00:02 WARN tick took 61 ms\n<script>alert(3)</script>\n') },
+    { name: 'shot.png', mimeType: 'image/png', buffer: pngLike(4096) },
+  ]);
+  await page.locator('.upload-status[data-status="done"]').nth(1).waitFor();
+  const dataTransfer = await page.evaluateHandle(() => {
+    const browser = globalThis as any;
+    const transfer = new browser.DataTransfer();
+    transfer.items.add(new browser.File(['dropped notes\n'], 'dropped.txt', { type: 'text/plain' }));
+    return transfer;
+  });
+  await page.dispatchEvent('.drop-zone', 'drop', { dataTransfer });
+  await page.locator('.upload-status[data-status="done"]').nth(2).waitFor();
+  await page.getByLabel('Choose files', { exact: true }).setInputFiles([{ name: 'page.html', mimeType: 'text/html', buffer: Buffer.from('<!doctype html><html><body>hi</body></html>') }]);
+  await page.locator('.upload-item[data-status="failed"] .error').waitFor();
+  t.match(await page.locator('.upload-item[data-status="failed"] .error').textContent(), /not accepted.*archive/, 'a 415 in words, with what to do');
+  await expectAccessible(t, page, 'upload');
+  await screenshot(page, '04-upload');
+  const listed = await server.media('GET', `${base}?folderId=${folder.body.id}`, team.key);
+  t.same(listed.body.media.map((file: { fileName: string }) => file.fileName).sort(), ['dropped.txt', 'server.log', 'shot.png']);
+  t.ok(listed.body.media.every((file: { tags: string[]; public: boolean }) => file.tags.includes('round:3') && file.public), 'with the options chosen before');
+
+  // Grid and filters.
+  await page.getByRole('link', { name: 'Media' }).click();
+  await page.locator('.media-grid .tile').nth(3).waitFor();
+  t.equal(await page.locator('.media-grid .tile').count(), 4);
+  t.equal(await page.locator('.tile-name', { hasText: markupFile }).count(), 1, 'the markup file name is shown as text');
+  t.equal(await page.locator('.folder-name', { hasText: folderName }).count(), 1, 'so is the folder name');
+  await expectAccessible(t, page, 'media grid');
+  await screenshot(page, '05-media-grid');
+  await page.getByLabel('Type', { exact: true }).selectOption('image');
+  await page.locator('.result-count', { hasText: '2 files' }).waitFor();
+  await page.getByLabel('Type', { exact: true }).selectOption('all');
+  await page.getByLabel('Search by name', { exact: true }).fill('server');
+  await page.locator('.result-count', { hasText: '1 file' }).waitFor();
+  await page.getByLabel('Search by name', { exact: true }).fill('');
+  await page.locator('.result-count', { hasText: '4 files' }).waitFor();
+  await page.getByLabel('Filter by tag', { exact: true }).fill('shots');
+  await page.getByRole('button', { name: 'Filter', exact: true }).click();
+  await page.locator('.result-count', { hasText: '1 file' }).waitFor();
+  t.equal(await page.locator('.tile-name').textContent(), markupFile, 'tag chips filter');
+  await page.getByRole('button', { name: 'Remove tag shots' }).click();
+  await page.getByRole('button', { name: folderName }).click();
+  await page.locator('.result-count', { hasText: '3 files' }).waitFor();
+  await page.getByRole('radio', { name: 'List' }).check();
+  await page.locator('.media-list tbody tr').nth(2).waitFor();
+  await expectAccessible(t, page, 'media list');
+  await screenshot(page, '06-media-list');
+
+  // Details: preview, copy link, private and a signed link, rename.
+  await page.getByRole('button', { name: 'server.log' }).click();
+  await page.getByRole('heading', { level: 2, name: 'server.log' }).waitFor();
+  await page.locator('.text-preview pre').waitFor();
+  t.match(await page.locator('.text-preview pre').textContent(), /WARN tick took 61 ms\n<script>alert\(3\)<\/script>/, 'the log\'s last lines, as text');
+  await page.getByRole('button', { name: 'Copy link' }).click();
+  await page.getByText('Link copied').waitFor();
+  const publicLink = await page.evaluate(() => (globalThis as any).navigator.clipboard.readText() as Promise<string>);
+  t.match(publicLink, new RegExp(`^${server.baseUrl}/media/team/${team.teamId}/[0-9a-f-]{36}\\.log$`), 'the public link is on the clipboard');
+  await page.getByLabel('Public', { exact: true }).uncheck();
+  await page.getByRole('button', { name: 'Copy signed link (1 hour)' }).click();
+  await page.getByText('Signed link (valid for one hour) copied').waitFor();
+  const signed = await page.evaluate(() => (globalThis as any).navigator.clipboard.readText() as Promise<string>);
+  t.match(signed, /\?expires=\d+&signature=/, 'a private file gets a signed link');
+  t.equal((await fetch(signed)).status, 200, 'which serves it');
+  t.equal((await fetch(publicLink)).status, 404, 'while the public link stopped');
+  await page.getByLabel('File name', { exact: true }).fill('round-3.log');
+  await page.getByRole('button', { name: 'Rename file' }).click();
+  await page.getByRole('heading', { level: 2, name: 'round-3.log' }).waitFor();
+  await expectAccessible(t, page, 'details');
+  await screenshot(page, '07-details');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await screenshot(page, '08-details-narrow');
+  await expectAccessible(t, page, 'details, narrow');
+  await page.setViewportSize({ width: 1280, height: 860 });
+  await page.getByRole('button', { name: 'Close details' }).click();
+
+  // Bulk delete of everything in the folder.
+  await page.getByRole('button', { name: 'Select all shown' }).click();
+  await page.getByText('3 selected').waitFor();
+  await page.getByRole('button', { name: 'Delete selected…' }).click();
+  await page.getByRole('button', { name: 'Delete selected', exact: true }).click();
+  await page.locator('.empty').waitFor();
+  const left = await server.media('GET', base, team.key);
+  t.same(left.body.media.map((file: { fileName: string }) => file.fileName), [markupFile], 'only the file outside the folder is left');
+
+  // Nothing the names held ever ran.
+  await page.getByRole('button', { name: 'All files' }).click();
+  await page.locator('.tile-name, .media-list button', { hasText: markupFile }).first().waitFor();
+  t.equal(await page.locator('img[src="x"]').count(), 0, 'no element made from a name');
+  t.same(dialogs, [], 'no alert ran');
   t.same(pageErrors, []);
 });

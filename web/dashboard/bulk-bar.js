@@ -56,7 +56,7 @@ export function BulkBar({ selected, folders, call, teamId, canEdit, canDelete, o
             <option value="">No folder</option>
             ${folders.map((folder) => html`<option key=${folder.id} value=${folder.id}>${folderPath(folders, folder.id)}</option>`)}
           </select>
-          <button type="submit" class="secondary" disabled=${busy}>Move</button>
+          <button type="submit" class="secondary" disabled=${busy}>Move selected</button>
         </form>
         <${TagInput} id="bulk-tag" label="Tag the selected files" call=${call} teamId=${teamId} onAdd=${(tag) => run('addTags', { tags: [tag] }, `tagged ${tag}`)} />
       ` : ''}

@@ -57,12 +57,12 @@ export function FolderActions({ call, teamId, folders, selected, onChanged, onSe
     ${error ? html`<p role="alert" class="error">${error}</p>` : ''}
     <form onSubmit=${create}>
       <label for="folder-name">New folder ${folder ? html`in ${folder.name}` : 'at the top level'}</label>
-      <div class="inline-field"><input id="folder-name" name="folder-name" maxlength="100" required /><button type="submit" class="secondary">Create</button></div>
+      <div class="inline-field"><input id="folder-name" name="folder-name" maxlength="100" required /><button type="submit" class="secondary">Create folder</button></div>
     </form>
     ${folder ? html`
       <form onSubmit=${rename} key=${`rename-${folder.id}`}>
         <label for="folder-rename">Rename ${folder.name}</label>
-        <div class="inline-field"><input id="folder-rename" name="folder-rename" maxlength="100" value=${folder.name} required /><button type="submit" class="secondary">Rename</button></div>
+        <div class="inline-field"><input id="folder-rename" name="folder-rename" maxlength="100" value=${folder.name} required /><button type="submit" class="secondary">Rename folder</button></div>
       </form>
       <form onSubmit=${move} key=${`move-${folder.id}`}>
         <label for="folder-parent">Move ${folder.name} into</label>
@@ -72,7 +72,7 @@ export function FolderActions({ call, teamId, folders, selected, onChanged, onSe
             ${folders.filter((candidate) => !excluded.has(candidate.id)).map((candidate) => html`<option key=${candidate.id} value=${candidate.id}
               selected=${candidate.id === folder.parentId}>${folderPath(folders, candidate.id)}</option>`)}
           </select>
-          <button type="submit" class="secondary">Move</button>
+          <button type="submit" class="secondary">Move folder</button>
         </div>
       </form>
       ${confirmDelete

@@ -2,7 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { TagChips, TagInput } from './tag-input.js';
 
-// Search by name, type, tags (a file must carry all of them), and grid or list.
+// Search by name, type, tags (a file must carry all of them), and grid or list. `onChange` takes
+// an update of the current filters (the search applies after a pause, when others may have changed).
 
 const TYPES = [['all', 'All types'], ['image', 'Images'], ['video', 'Videos'], ['audio', 'Audio'], ['document', 'Documents']];
 
@@ -10,7 +11,7 @@ export function MediaFilters({ filters, onChange, layout, onLayout, call, teamId
   const [search, setSearch] = useState(filters.search);
   useEffect(() => {
     if (search === filters.search) return;
-    const timer = setTimeout(() => onChange({ ...filters, search }), 300);
+    const timer = setTimeout(() => onChange((current) => ({ ...current, search })), 300);
     return () => clearTimeout(timer);
   }, [search]);
 
@@ -21,14 +22,14 @@ export function MediaFilters({ filters, onChange, layout, onLayout, call, teamId
     </div>
     <div class="filter-field">
       <label for="media-type">Type</label>
-      <select id="media-type" value=${filters.type} onChange=${(event) => onChange({ ...filters, type: event.currentTarget.value })}>
+      <select id="media-type" value=${filters.type} onChange=${(event) => onChange((current) => ({ ...current, type: event.currentTarget.value }))}>
         ${TYPES.map(([value, label]) => html`<option key=${value} value=${value}>${label}</option>`)}
       </select>
     </div>
     <div class="filter-field">
       <${TagInput} id="filter-tag" label="Filter by tag" buttonLabel="Filter" call=${call} teamId=${teamId}
-        onAdd=${(tag) => !filters.tags.includes(tag) && onChange({ ...filters, tags: [...filters.tags, tag] })} />
-      <${TagChips} label="Files carry all these tags" tags=${filters.tags} onRemove=${(tag) => onChange({ ...filters, tags: filters.tags.filter((other) => other !== tag) })} />
+        onAdd=${(tag) => onChange((current) => (current.tags.includes(tag) ? current : { ...current, tags: [...current.tags, tag] }))} />
+      <${TagChips} label="Files carry all these tags" tags=${filters.tags} onRemove=${(tag) => onChange((current) => ({ ...current, tags: current.tags.filter((other) => other !== tag) }))} />
     </div>
     <fieldset class="layout-switch">
       <legend>Show as</legend>

@@ -54,13 +54,13 @@ export function MediaView() {
   const Items = layout === 'grid' ? MediaGrid : MediaList;
   return html`<div class="media-layout" data-details=${openFile ? 'open' : 'closed'}>
     <div class="sidebar">
-      <${FolderTree} folders=${folders.folders} selected=${filters.folderId} onSelect=${(folderId) => setFilters({ ...filters, folderId })} />
+      <${FolderTree} folders=${folders.folders} selected=${filters.folderId} onSelect=${(folderId) => setFilters((current) => ({ ...current, folderId }))} />
       <${FolderActions} call=${call} teamId=${teamId} folders=${folders.folders} selected=${filters.folderId} canEdit=${canEdit}
         onChanged=${async () => {
           await folders.reload();
           await pages.reload();
         }}
-        onSelect=${(folderId) => setFilters({ ...filters, folderId })} />
+        onSelect=${(folderId) => setFilters((current) => ({ ...current, folderId }))} />
     </div>
     <section class="library" aria-label="Files">
       <${MediaFilters} filters=${filters} onChange=${setFilters} layout=${layout} onLayout=${setLayout} call=${call} teamId=${teamId} />
