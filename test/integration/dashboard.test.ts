@@ -1,10 +1,13 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join as joinPath } from 'node:path';
 import t, { type Test } from 'tap';
 import { launchChromiumOrSkip } from '../helpers/browser.ts';
 import { join, PASSWORD, signUp, sql } from '../helpers/accounts.ts';
 import { expectAccessible, SCREENSHOT_DIRECTORY, screenshot, signInWithKey } from '../helpers/dashboard.ts';
 import { startFakeDiscord } from '../helpers/fake-discord.ts';
 import { startTestServer } from '../helpers/server.ts';
-import { pngLike, uploadMultipart } from '../helpers/uploads.ts';
+import { MiB, pngLike, teamStorageState, uploadMultipart } from '../helpers/uploads.ts';
 
 // The web dashboard at /app in a real Chromium (Debian's chromium, driven by playwright-core),
 // against the real service: how it is served (headers, compression, CSP), signing in with a
@@ -280,5 +283,54 @@ t.test('team key: upload by chooser and by drop, grid and filters, details and l
   await page.locator('.tile-name, .media-list button', { hasText: markupFile }).first().waitFor();
   t.equal(await page.locator('img[src="x"]').count(), 0, 'no element made from a name');
   t.same(dialogs, [], 'no alert ran');
+  t.same(pageErrors, []);
+});
+
+t.test('a large file goes through tus, survives a page reload mid-upload and resumes where it stopped', async (t) => {
+  const team = await server.createTeam('Delta', 'enterprise');
+  const directory = await mkdtemp(joinPath(tmpdir(), 'dashboard-tus-'));
+  t.teardown(() => rm(directory, { recursive: true, force: true }));
+  // A file on disk keeps its modification time, which tus-js-client's fingerprint holds.
+  const path = joinPath(directory, 'match-recording.png');
+  const size = 12 * MiB;
+  await writeFile(path, pngLike(size));
+  const { page, pageErrors } = await newPage(t);
+  const tusRequests: { method: string; offset: string | null }[] = [];
+  page.on('request', (request) => {
+    if (request.url().startsWith(`${server.baseUrl}/v1/cdn/media/${team.teamId}/tus`)) {
+      tusRequests.push({ method: request.method(), offset: request.headers()['upload-offset'] ?? null });
+    }
+  });
+  await signInWithKey(page, server.baseUrl, team);
+  await page.getByRole('link', { name: 'Upload' }).click();
+
+  // The second PATCH is held: the page is reloaded while the upload is half done.
+  let secondPatch: () => void = () => {};
+  const interrupted = new Promise<void>((resolve) => (secondPatch = resolve));
+  let patches = 0;
+  await page.route(`**/v1/cdn/media/${team.teamId}/tus/**`, async (route) => {
+    if (route.request().method() === 'PATCH' && ++patches === 2) return secondPatch();
+    await route.continue();
+  });
+  await page.getByLabel('Choose files', { exact: true }).setInputFiles(path);
+  await page.getByText('resumable').waitFor();
+  await interrupted;
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  await page.reload();
+  await page.getByRole('heading', { level: 1, name: 'Upload' }).waitFor();
+  t.match(await teamStorageState(server.databaseUrl, team.teamId), { files: 0 }, 'not finished before the reload');
+
+  // The same file chosen again after the reload: tus-js-client finds its upload and goes on.
+  await page.getByLabel('Choose files', { exact: true }).setInputFiles(path);
+  await page.locator('.upload-status[data-status="done"]').waitFor({ timeout: 30_000 });
+  await screenshot(page, '09-upload-resumed');
+  const created = tusRequests.filter((request) => request.method === 'POST');
+  t.equal(created.length, 1, 'one upload created, none after the reload');
+  const afterReload = tusRequests.slice(tusRequests.findIndex((request) => request.method === 'HEAD'));
+  t.equal(afterReload[0]?.method, 'HEAD', 'the resumed upload asks where it stands');
+  // Where it stood: at least the first chunk; part of the held one may have gone out as the page unloaded (tus keeps it).
+  const resumedAt = Number(afterReload.find((request) => request.method === 'PATCH')?.offset);
+  t.ok(resumedAt >= 4 * MiB && resumedAt < size, `and sends from there on, not from 0 (offset ${resumedAt})`);
+  t.match(await teamStorageState(server.databaseUrl, team.teamId), { files: 1, usedStorage: size, reservedStorage: 0, reservations: 0 });
   t.same(pageErrors, []);
 });
