@@ -278,6 +278,25 @@ t.test('team key: upload by chooser and by drop, grid and filters, details and l
   const left = await server.media('GET', base, team.key);
   t.same(left.body.media.map((file: { fileName: string }) => file.fileName), [markupFile], 'only the file outside the folder is left');
 
+  // The folder tree: create, rename, move into another, delete (its content moves up).
+  await page.getByRole('button', { name: 'All files' }).click();
+  await page.getByText('Manage folders').click();
+  await page.getByLabel('New folder at the top level', { exact: true }).fill('archive');
+  await page.getByRole('button', { name: 'Create folder' }).click();
+  await page.getByRole('button', { name: 'archive' }).click();
+  await page.getByLabel('Rename archive', { exact: true }).fill('old');
+  await page.getByRole('button', { name: 'Rename folder' }).click();
+  await page.getByRole('button', { name: /^old/ }).waitFor();
+  await page.getByLabel('Move old into', { exact: true }).selectOption({ label: folderName });
+  await page.getByRole('button', { name: 'Move folder' }).click();
+  await page.getByText('Folder moved').waitFor();
+  const moved = await server.media('GET', `${base}/folders`, team.key);
+  t.match(moved.body.folders.find((entry: { name: string }) => entry.name === 'old'), { parentId: folder.body.id, depth: 2 }, 'renamed and moved');
+  await page.getByRole('button', { name: 'Delete old…' }).click();
+  await page.getByRole('button', { name: 'Delete folder' }).click();
+  await page.getByText(/^Folder deleted/).waitFor();
+  t.equal((await server.media('GET', `${base}/folders`, team.key)).body.folders.length, 1, 'deleted');
+
   // Nothing the names held ever ran.
   await page.getByRole('button', { name: 'All files' }).click();
   await page.locator('.tile-name, .media-list button', { hasText: markupFile }).first().waitFor();

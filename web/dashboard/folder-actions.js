@@ -53,7 +53,8 @@ export function FolderActions({ call, teamId, folders, selected, onChanged, onSe
   };
 
   const excluded = folder ? subtreeIds(folders, folder.id) : new Set();
-  return html`<div class="folder-actions">
+  return html`<details class="folder-actions">
+    <summary>Manage folders</summary>
     ${error ? html`<p role="alert" class="error">${error}</p>` : ''}
     <form onSubmit=${create}>
       <label for="folder-name">New folder ${folder ? html`in ${folder.name}` : 'at the top level'}</label>
@@ -81,5 +82,5 @@ export function FolderActions({ call, teamId, folders, selected, onChanged, onSe
             <button type="button" class="secondary" onClick=${() => setConfirmDelete(false)}>Keep it</button></p>`
         : html`<button type="button" class="secondary" onClick=${() => setConfirmDelete(true)}>Delete ${folder.name}…</button>`}
     ` : ''}
-  </div>`;
+  </details>`;
 }
