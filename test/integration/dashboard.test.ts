@@ -221,6 +221,15 @@ t.test('team key: upload by chooser and by drop, grid and filters, details and l
   t.equal(await page.locator('.media-grid .tile').count(), 4);
   t.equal(await page.locator('.tile-name', { hasText: markupFile }).count(), 1, 'the markup file name is shown as text');
   t.equal(await page.locator('.folder-name', { hasText: folderName }).count(), 1, 'so is the folder name');
+  await page.locator('.tile-open').first().focus();
+  await page.keyboard.press('ArrowRight');
+  t.equal(await page.evaluate(() => (globalThis as any).document.activeElement.textContent as string), (await page.locator('.tile-open').nth(1).textContent())!, 'arrow keys move between tiles');
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { level: 2, name: markupFile }).waitFor();
+  t.pass('Enter opens a file\'s details');
+  await page.keyboard.press('Escape');
+  await page.locator('.details').waitFor({ state: 'detached' });
   await expectAccessible(t, page, 'media grid');
   await screenshot(page, '05-media-grid');
   await page.getByLabel('Type', { exact: true }).selectOption('image');

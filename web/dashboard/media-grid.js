@@ -1,12 +1,13 @@
 import { html } from './html.js';
 import { formatBytes, formatDate } from './format.js';
+import { moveBetweenTiles } from './grid-keys.js';
 import { Thumbnail } from './type-icon.js';
 
 // The files as tiles (fixed square boxes: a thumbnail that arrives later moves nothing) or as a
 // table. Each has its own checkbox for bulk actions; opening one shows its details.
 
 export function MediaGrid({ items, selected, onToggle, onOpen, openId }) {
-  return html`<ul class="media-grid" aria-label="Files">
+  return html`<ul class="media-grid" aria-label="Files" onKeyDown=${moveBetweenTiles}>
     ${items.map((file) => html`<li key=${file.id} class="tile" data-selected=${selected.has(file.id) ? 'true' : undefined}>
       <input type="checkbox" class="tile-select" checked=${selected.has(file.id)} aria-label=${`Select ${file.fileName}`}
         onChange=${() => onToggle(file.id)} />
