@@ -27,7 +27,8 @@ const server = await startTestServer(t, {
 t.comment(`screenshots: ${SCREENSHOT_DIRECTORY}`);
 
 async function newPage(t: Test) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  // Reduced motion: no colour transitions while axe measures contrast after a switch to dark.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, reducedMotion: 'reduce' });
   t.teardown(() => context.close());
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
   context.setDefaultTimeout(10_000);
@@ -230,8 +231,14 @@ t.test('team key: upload by chooser and by drop, grid and filters, details and l
   t.pass('Enter opens a file\'s details');
   await page.keyboard.press('Escape');
   await page.locator('.details').waitFor({ state: 'detached' });
+  t.equal(await page.evaluate(() => (globalThis as any).document.activeElement.textContent as string), (await page.locator('.tile-open').last().textContent())!,
+    'closing the details gives the focus back to the file');
   await expectAccessible(t, page, 'media grid');
   await screenshot(page, '05-media-grid');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expectAccessible(t, page, 'media grid, dark');
+  await screenshot(page, '05-media-grid-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
   await page.getByLabel('Type', { exact: true }).selectOption('image');
   await page.locator('.result-count', { hasText: '2 files' }).waitFor();
   await page.getByLabel('Type', { exact: true }).selectOption('all');
@@ -276,7 +283,9 @@ t.test('team key: upload by chooser and by drop, grid and filters, details and l
   await screenshot(page, '08-details-narrow');
   await expectAccessible(t, page, 'details, narrow');
   await page.setViewportSize({ width: 1280, height: 860 });
-  await page.getByRole('button', { name: 'Close details' }).click();
+  await page.getByLabel('File name', { exact: true }).focus();
+  await page.keyboard.press('Escape');
+  await page.locator('.details').waitFor({ state: 'detached' });
 
   // Bulk delete of everything in the folder.
   await page.getByRole('button', { name: 'Select all shown' }).click();

@@ -5,6 +5,7 @@ import { announce } from './notices.js';
 import { refusalText } from './refusal-words.js';
 
 // Create a folder (in the chosen one, or at the top), and rename, move or delete the chosen one.
+// Name fields take defaultValue, not value: a refresh of the list while typing must not undo the typing.
 // The service keeps the rules: names unique among siblings (409), at most 5 levels (400), a
 // deleted folder's files and subfolders move up to its parent.
 
@@ -63,7 +64,7 @@ export function FolderActions({ call, teamId, folders, selected, onChanged, onSe
     ${folder ? html`
       <form onSubmit=${rename} key=${`rename-${folder.id}`}>
         <label for="folder-rename">Rename ${folder.name}</label>
-        <div class="inline-field"><input id="folder-rename" name="folder-rename" maxlength="100" value=${folder.name} required /><button type="submit" class="secondary">Rename folder</button></div>
+        <div class="inline-field"><input id="folder-rename" name="folder-rename" maxlength="100" defaultValue=${folder.name} required /><button type="submit" class="secondary">Rename folder</button></div>
       </form>
       <form onSubmit=${move} key=${`move-${folder.id}`}>
         <label for="folder-parent">Move ${folder.name} into</label>

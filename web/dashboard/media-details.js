@@ -91,7 +91,7 @@ export function MediaDetails({ file, folders, call, teamId, canEdit, canDelete, 
     ${canEdit ? html`<div class="details-edit">
       <form onSubmit=${rename} key=${`rename-${file.id}`}>
         <label for="rename">File name</label>
-        <div class="inline-field"><input id="rename" name="rename" value=${file.fileName} maxlength="255" required /><button type="submit" class="secondary">Rename file</button></div>
+        <div class="inline-field"><input id="rename" name="rename" defaultValue=${file.fileName} maxlength="255" required /><button type="submit" class="secondary">Rename file</button></div>
       </form>
       <label class="checkbox"><input type="checkbox" checked=${file.public}
         onChange=${(event) => update({ public: event.currentTarget.checked }, event.currentTarget.checked ? 'The file is public' : 'The file is private')} /> Public</label>

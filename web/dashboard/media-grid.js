@@ -11,7 +11,7 @@ export function MediaGrid({ items, selected, onToggle, onOpen, openId }) {
     ${items.map((file) => html`<li key=${file.id} class="tile" data-selected=${selected.has(file.id) ? 'true' : undefined}>
       <input type="checkbox" class="tile-select" checked=${selected.has(file.id)} aria-label=${`Select ${file.fileName}`}
         onChange=${() => onToggle(file.id)} />
-      <button type="button" class="tile-open" aria-expanded=${openId === file.id ? 'true' : 'false'} onClick=${() => onOpen(file.id)}>
+      <button type="button" class="tile-open" data-file=${file.id} aria-expanded=${openId === file.id ? 'true' : 'false'} onClick=${() => onOpen(file.id)}>
         <${Thumbnail} file=${file} />
         <span class="tile-name">${file.fileName}</span>
         <span class="tile-meta muted">${formatBytes(file.size)}${file.public ? '' : ' · private'}</span>
@@ -28,7 +28,7 @@ export function MediaList({ items, selected, onToggle, onOpen, openId }) {
     <tbody>
       ${items.map((file) => html`<tr key=${file.id} data-selected=${selected.has(file.id) ? 'true' : undefined}>
         <td><input type="checkbox" checked=${selected.has(file.id)} aria-label=${`Select ${file.fileName}`} onChange=${() => onToggle(file.id)} /></td>
-        <td><button type="button" class="link-button" aria-expanded=${openId === file.id ? 'true' : 'false'} onClick=${() => onOpen(file.id)}>${file.fileName}</button></td>
+        <td><button type="button" class="link-button" data-file=${file.id} aria-expanded=${openId === file.id ? 'true' : 'false'} onClick=${() => onOpen(file.id)}>${file.fileName}</button></td>
         <td>${file.contentType.split(';')[0]}</td>
         <td>${formatBytes(file.size)}</td>
         <td>${formatDate(file.createdAt)}</td>

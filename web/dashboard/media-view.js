@@ -80,7 +80,11 @@ export function MediaView() {
         void folders.reload();
       }}
       onDeleted=${(id) => removeFiles(new Set([id]))}
-      onClose=${() => setOpenId(null)} />` : ''}
+      onClose=${() => {
+        setOpenId(null);
+        // Back to the file that was open (a keyboard user goes on from there).
+        requestAnimationFrame(() => document.querySelector(`[data-file="${CSS.escape(openFile.id)}"]`)?.focus());
+      }} />` : ''}
   </div>`;
 }
 
