@@ -17,6 +17,7 @@ import { storageRefusal } from './domain/storage-locations/storage-refusal.ts';
 import { serviceUnavailable } from './errors/errors.ts';
 import { accessLogger } from './http/access-log.ts';
 import { Cors } from './http/cors.ts';
+import { dashboardRoutes } from './http/dashboard/dashboard-routes.ts';
 import { MemoryBudget } from './http/memory-budget.ts';
 import { openApiRoutes } from './http/openapi/openapi-routes.ts';
 import { Router } from './http/router.ts';
@@ -230,6 +231,7 @@ export class Application {
         ...launcherRoutes({ ...services, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...userOperatorRoutes({ ...services, authSecret: secret, maxJsonBodyBytes: this.config.maxJsonBodyBytes }),
         ...openApiRoutes({ publicUrl: this.config.publicUrl }),
+        ...dashboardRoutes({ publicUrl: this.config.publicUrl, cdnUrl: this.config.cdnUrl }),
       ];
       for (const route of routes) this.router.add(route);
       this.jobs = new BackgroundJobs(services);

@@ -6,15 +6,33 @@ import { healthSchema } from './schemas.ts';
 
 const jsonObject = z.record(z.string(), z.unknown());
 
+const dashboardPage: Omit<OperationDoc, 'operationId'> = {
+  summary: 'The web dashboard',
+  description: 'The dashboard\'s page (docs/dashboard.md): every view\'s address answers it, and the page shows that view. '
+    + 'No authentication: the page signs in by calling the API. Strict Content-Security-Policy; brotli or gzip as accepted; ETag.',
+  tag: 'service',
+  access: 'public',
+  responses: {
+    200: { description: 'The page.', content: { 'text/html': text('HTML') } },
+    304: { description: 'Not modified (If-None-Match matched the ETag).' },
+  },
+  errors: {},
+};
+
 export const serviceOperations: Record<string, OperationDoc> = {
   'GET /': {
     operationId: 'root',
     summary: 'Where to start',
-    description: 'Points to the human-readable documentation (/docs), this document (/v1/openapi.json) and /healthz.',
+    description: 'Points to the human-readable documentation (/docs), this document (/v1/openapi.json), /healthz and the dashboard (/app). '
+      + 'A browser (`Accept` naming text/html) is sent to the dashboard instead.',
     tag: 'service',
     access: 'public',
     responses: {
-      200: { description: 'Links.', schema: z.object({ service: z.string(), docs: z.string(), openapi: z.string(), health: z.string() }) },
+      200: {
+        description: 'Links.',
+        schema: z.object({ service: z.string(), docs: z.string(), openapi: z.string(), health: z.string(), dashboard: z.string() }),
+      },
+      302: { description: 'To /app, for a browser.', headers: z.object({ Location: z.string().meta({ description: '/app' }) }) },
     },
     errors: {},
   },
@@ -64,5 +82,31 @@ export const serviceOperations: Record<string, OperationDoc> = {
       },
     },
     errors: { 404: 'No such asset.' },
+  },
+  'GET /app': { operationId: 'dashboardPage', ...dashboardPage },
+  'GET /app/:view': { operationId: 'dashboardView', ...dashboardPage },
+  'GET /app/:view/:item': { operationId: 'dashboardItemView', ...dashboardPage },
+  'GET /app/:view/:item/:detail': { operationId: 'dashboardDetailView', ...dashboardPage },
+  'GET /app/assets/:asset': {
+    operationId: 'dashboardAsset',
+    summary: 'Modules and styles of the dashboard',
+    tag: 'service',
+    access: 'public',
+    responses: {
+      200: { description: 'The file.', content: { 'text/javascript': text('JavaScript'), 'text/css': text('CSS') } },
+      304: { description: 'Not modified (If-None-Match matched the ETag).' },
+    },
+    errors: { 404: 'No such file.' },
+  },
+  'GET /app/vendor/:asset': {
+    operationId: 'dashboardLibrary',
+    summary: 'The libraries the dashboard imports (Preact, htm, tus-js-client), as their packages ship them',
+    tag: 'service',
+    access: 'public',
+    responses: {
+      200: { description: 'The file.', content: { 'text/javascript': text('JavaScript') } },
+      304: { description: 'Not modified (If-None-Match matched the ETag).' },
+    },
+    errors: { 404: 'No such file.' },
   },
 };
