@@ -204,3 +204,9 @@ export async function expectNothingCounted(
   t.equal(state.reservedStorage, 0, 'no storage reserved');
   t.equal(state.reservations, 0, 'no reservation row');
 }
+
+/**
+ * A media row's own columns, for a snapshot that proves a request changed nothing: not its
+ * thumbnail's, which the thumbnailer fills in the background whenever it gets to it.
+ */
+export const MEDIA_ROW_COLUMNS = 'id, team_id, folder_id, file_name, storage_key, size, content_type, hash, is_public, tags, uploaded_by_key_id, storage_location, created_at, updated_at';

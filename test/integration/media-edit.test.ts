@@ -8,7 +8,7 @@ import { storageKeyOf } from '../../src/uploads/targets/media-upload-target.ts';
 import { connectPg } from '../helpers/database.ts';
 import { expectError, startTestServer, type CreatedTeam, type TestServer } from '../helpers/server.ts';
 import { closeS3Client, DRIVERS_OF_THIS_PASS, driverSettings, settledObjects, storedObjects } from '../helpers/storage.ts';
-import { teamStorageState, uploadMultipart } from '../helpers/uploads.ts';
+import { MEDIA_ROW_COLUMNS, teamStorageState, uploadMultipart } from '../helpers/uploads.ts';
 
 t.teardown(closeS3Client);
 
@@ -53,7 +53,7 @@ async function memberKey(server: TestServer, teamId: string, name: string, permi
 async function teamRows(server: TestServer, teamId: string): Promise<unknown[]> {
   const client = await connectPg(server.databaseUrl);
   try {
-    const files = await client.query('select * from media_file where team_id = $1 order by id', [teamId]);
+    const files = await client.query(`select ${MEDIA_ROW_COLUMNS} from media_file where team_id = $1 order by id`, [teamId]);
     const team = await client.query('select used_storage, reserved_storage from team where id = $1', [teamId]);
     const folders = await client.query('select * from media_folder where team_id = $1 order by id', [teamId]);
     return [files.rows, team.rows, folders.rows];

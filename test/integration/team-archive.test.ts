@@ -1,7 +1,7 @@
 import t from 'tap';
 import { expectError, startTestServer } from '../helpers/server.ts';
 import { memberWithKey, tableSnapshot, teamLogRows } from '../helpers/team-admin.ts';
-import { pngLike, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
+import { MEDIA_ROW_COLUMNS, pngLike, uploadJson, uploadMultipart } from '../helpers/uploads.ts';
 
 // An archived team reads everything, and changes nothing until it is unarchived (docs/team-admin.md):
 // every change is 403 error.team.archived, but for unarchive, leave and deleting a key.
@@ -23,7 +23,7 @@ const state = () => Promise.all([
   tableSnapshot(server, 'select * from team_member where team_id = $1 order by id', [team.teamId]),
   tableSnapshot(server, 'select * from team_group where team_id = $1 order by id', [team.teamId]),
   tableSnapshot(server, 'select id, prefix, description from api_key where team_id = $1 order by id', [team.teamId]),
-  tableSnapshot(server, 'select * from media_file where team_id = $1 order by id', [team.teamId]),
+  tableSnapshot(server, `select ${MEDIA_ROW_COLUMNS} from media_file where team_id = $1 order by id`, [team.teamId]),
   tableSnapshot(server, 'select * from media_folder where team_id = $1 order by id', [team.teamId]),
   tableSnapshot(server, 'select * from team_invite where team_id = $1 order by id', [team.teamId]),
   tableSnapshot(server, 'select * from automation where team_id = $1 order by id', [team.teamId]),
