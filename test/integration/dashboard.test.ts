@@ -323,6 +323,29 @@ t.test('team key: upload by chooser and by drop, grid and filters, details and l
   t.same(pageErrors, []);
 });
 
+t.test('usage: storage against the plan by kind, uploads and served traffic per day, the plan\'s limits', async (t) => {
+  const team = await server.createTeam('Delta', 'enterprise');
+  for (const size of [3000, 2000]) t.equal((await uploadMultipart(server, team.teamId, team.key, { content: pngLike(size), fileName: `shot-${size}.png` })).status, 201);
+  const usage = (await server.media('GET', `/v1/cdn/media/${team.teamId}/usage?days=30`, team.key)).body;
+  const { page, pageErrors } = await newPage(t);
+  await signInWithKey(page, server.baseUrl, team);
+  await page.getByRole('link', { name: 'Usage' }).click();
+  await page.getByRole('heading', { level: 2, name: 'Storage' }).waitFor();
+  t.match(await page.locator('.usage-total').first().textContent(), /^5 KB used of [\d.,]+ TB \(0\.0 %\)$/, 'storage used against the plan');
+  t.equal(await page.locator('meter.usage-meter').getAttribute('value'), String(usage.storage.usedBytes), 'the meter holds the bytes used');
+  const facts = await page.locator('section[aria-labelledby="usage-storage"] dl').textContent();
+  t.match(facts, /Media5 KB/, 'by kind: media');
+  t.match(facts, /Team files0 B/, 'team files');
+  t.equal(await page.locator('section[aria-labelledby="usage-uploads"] svg rect').count(), 30, 'a bar per day, 30 days');
+  t.match(await page.locator('section[aria-labelledby="usage-uploads"] .usage-total').textContent(), /^2 in the last 30 days$/);
+  await page.getByText('Uploads per day').click();
+  t.equal(await page.locator('section[aria-labelledby="usage-uploads"] tbody tr').first().locator('td').nth(1).textContent(), '2', 'today\'s uploads in the table, newest first');
+  t.match(await page.locator('section[aria-labelledby="usage-limits"]').textContent(), /maxTeamStorage/, 'the plan\'s limits');
+  await expectAccessible(t, page, 'usage');
+  await screenshot(page, '10-usage');
+  t.same(pageErrors, [], 'no script error');
+});
+
 t.test('a large file goes through tus, survives a page reload mid-upload and resumes where it stopped', async (t) => {
   const team = await server.createTeam('Delta', 'enterprise');
   const directory = await mkdtemp(joinPath(tmpdir(), 'dashboard-tus-'));
