@@ -6,7 +6,6 @@
  */
 import { hashBlock, loadXxhash } from '../src/uploads/hashing/content-hash.ts';
 import { sniffContent } from '../src/uploads/sniffing/sniff-content.ts';
-import { makeThumbnail } from '../src/previews/thumbnail-image.ts';
 import { transformImage } from '../src/previews/transform-image.ts';
 import { stripImageMetadata } from '../src/uploads/metadata/strip-image.ts';
 import type { MediaTask, MediaTaskResult } from '../src/pool/media-task-types.ts';
@@ -23,8 +22,6 @@ export default async function mediaTask(task: MediaTask): Promise<MediaTaskResul
     }
     case 'sniff':
       return { kind: 'sniff', result: sniffContent(task.head) };
-    case 'thumbnail':
-      return makeThumbnail(task);
     case 'transform':
       return transformImage(task);
     case 'stripMetadata':

@@ -6,8 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { MAX_SNIFF_BYTES, type SniffResult } from '../uploads/sniffing/sniff-content.ts';
 import type {
-  MediaTask, MediaTaskResult, MediaTaskResultFor, StripMetadataTask, StripMetadataTaskResult, ThumbnailTask, ThumbnailTaskResult, TransformTask,
-  TransformTaskResult,
+  MediaTask, MediaTaskResult, MediaTaskResultFor, StripMetadataTask, StripMetadataTaskResult, TransformTask, TransformTaskResult,
 } from './media-task-types.ts';
 
 const WORKER_FILE = fileURLToPath(new URL('../../workers/media-tasks.ts', import.meta.url));
@@ -122,16 +121,6 @@ export class MediaPool {
     const copy = copyOf(head.subarray(0, MAX_SNIFF_BYTES));
     const { result } = await this.run({ kind: 'sniff', head: copy }, [copy.buffer]);
     return result;
-  }
-
-  /**
-   * A WebP thumbnail of `image` in a worker (makeThumbnail of src/previews/thumbnail-image.ts).
-   * `image` is copied (and stays intact): a buffer made by native code (sharp's own) cannot be
-   * transferred, and the copy costs little beside decoding the image.
-   */
-  async thumbnail(image: Buffer, options: Omit<ThumbnailTask, 'kind' | 'image'>): Promise<ThumbnailTaskResult> {
-    const buffer = ownArrayBuffer(image, false);
-    return this.run({ kind: 'thumbnail', image: buffer, ...options }, [buffer]);
   }
 
   /**

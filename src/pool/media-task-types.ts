@@ -33,10 +33,10 @@ export interface SniffTaskResult {
   result: SniffResult;
 }
 
-/** Make a WebP thumbnail of an image with sharp (src/previews/thumbnail-image.ts). */
+/** Make a WebP thumbnail of an image with sharp (src/previews/thumbnail-image.ts), in the preview process (not the pool). */
 export interface ThumbnailTask {
   kind: 'thumbnail';
-  /** The whole stored image, transferred. */
+  /** The whole stored image. */
   image: ArrayBuffer;
   /** Longest side of the thumbnail in pixels; smaller images are not enlarged. */
   maxSide: number;
@@ -86,8 +86,8 @@ export type StripMetadataTaskResult =
   /** The image cannot be read or stripped: the upload is refused. */
   | { kind: 'stripMetadata'; outcome: 'refused'; reason: string };
 
-export type MediaTask = HashBlocksTask | SniffTask | ThumbnailTask | TransformTask | StripMetadataTask;
-export type MediaTaskResult = HashBlocksResult | SniffTaskResult | ThumbnailTaskResult | TransformTaskResult | StripMetadataTaskResult;
+export type MediaTask = HashBlocksTask | SniffTask | TransformTask | StripMetadataTask;
+export type MediaTaskResult = HashBlocksResult | SniffTaskResult | TransformTaskResult | StripMetadataTaskResult;
 
 /** The result type that answers a given task type. */
 export type MediaTaskResultFor<Task extends MediaTask> = Extract<MediaTaskResult, { kind: Task['kind'] }>;
