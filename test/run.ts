@@ -12,6 +12,7 @@ import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
 import { dropTemplateDatabase, prepareTemplateDatabase } from './helpers/database.ts';
 import { serverPassNames } from './server-pass.ts';
 import { includedFiles, runTestFiles, slowFirst, stopRunningFiles, tapSettings } from './test-files.ts';
+import type { FileFailure } from './test-files.ts';
 import type { EmbeddedDatabase } from '../src/db/embedded-postgres.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -100,12 +101,25 @@ const db = await startEmbeddedPostgres({
 });
 database = db;
 
+const failures: Array<FileFailure & { pass: string }> = [];
+/** The failed files of both passes once more, last: a CI log is often read from its tail only. */
+function printFailureRecap(): void {
+  if (failures.length === 0) return;
+  const maxLines = 150;
+  const lines = ['', `== ${failures.length} test file(s) failed`];
+  for (const failure of failures) lines.push('', `${failure.pass}: ${failure.file}${failure.why}`, failure.excerpt);
+  const text = lines.join('\n').split('\n');
+  console.log((text.length > maxLines ? [...text.slice(0, maxLines), `… (${text.length - maxLines} more lines above in the log)`] : text).join('\n'));
+}
+
 let failed = false;
 console.log(`\n== tests against embedded PostgreSQL (server log: ${serverLog})\n`);
 await prepareTemplateDatabase(db.url, templateDatabase);
 const embeddedEnv = { ...process.env, TEST_PG_URL: db.url, TEST_PG_KIND: 'embedded', TEST_PG_TEMPLATE: templateDatabase };
 const allFiles = namedFiles.length > 0 ? namedFiles : includedFiles(repo, settings.include);
-if (!(await runTestFiles(repo, slowFirst(allFiles), settings, embeddedEnv)).ok) failed = true;
+const embeddedRun = await runTestFiles(repo, slowFirst(allFiles), settings, embeddedEnv);
+failures.push(...embeddedRun.failures.map((failure) => ({ ...failure, pass: 'embedded PostgreSQL' })));
+if (!embeddedRun.ok) failed = true;
 
 const serverUrl = process.env.TEST_DATABASE_URL;
 if (serverUrl) {
@@ -113,8 +127,11 @@ if (serverUrl) {
   console.log(`\n== tests against TEST_DATABASE_URL${files === allFiles ? '' : ` (${files.length} files that run the service's own SQL; TEST_SERVER_PASS=all for every file)`}\n`);
   await prepareTemplateDatabase(serverUrl, templateDatabase);
   const serverEnv = { ...process.env, TEST_PG_URL: serverUrl, TEST_PG_KIND: 'server', TEST_PG_TEMPLATE: templateDatabase };
-  if (!(await runTestFiles(repo, slowFirst(files), settings, serverEnv)).ok) failed = true;
+  const serverRun = await runTestFiles(repo, slowFirst(files), settings, serverEnv);
+  failures.push(...serverRun.failures.map((failure) => ({ ...failure, pass: 'TEST_DATABASE_URL' })));
+  if (!serverRun.ok) failed = true;
   await dropTemplateDatabase(serverUrl, templateDatabase);
 }
 
+printFailureRecap();
 await finish(failed ? 1 : 0);

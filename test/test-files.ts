@@ -68,6 +68,9 @@ export function includedFiles(repo: string, include: string[]): string[] {
 interface FileOutcome {
   ok: boolean;
   results: FinalResults | null;
+  /** Its TAP output and stderr as they were printed, for the failure excerpt. */
+  stdout: string;
+  stderr: string;
   /** What the file printed: its stderr, then its TAP indented under `# Subtest: FILE`. */
   output: string;
   /** Why it failed beyond its own assertions: a timeout or an exit status. */
@@ -75,10 +78,19 @@ interface FileOutcome {
   ms: number;
 }
 
+/** A failed file, told in few lines: for the recap at the end of `npm test`, where CI's log tail shows it. */
+export interface FileFailure {
+  file: string;
+  why: string;
+  /** Its failed assertions with their diagnostics, and the end of its stderr. */
+  excerpt: string;
+}
+
 export interface RunSummary {
   ok: boolean;
   files: number;
   failedFiles: string[];
+  failures: FileFailure[];
   total: number;
   pass: number;
   fail: number;
@@ -141,14 +153,40 @@ function runFile(repo: string, file: string, settings: TapSettings, env: NodeJS.
       const why = timedOut ? ` (timed out after ${settings.timeoutSeconds} s)` : code !== 0 ? ` (exit ${code ?? signal})` : '';
       const indented = Buffer.concat(stdout).toString('utf8').replace(/\n$/, '').split('\n').map((line) => (line ? `    ${line}` : line)).join('\n');
       const errors = Buffer.concat(stderr).toString('utf8');
-      resolve({ ok, results, output: `${errors}# Subtest: ${file}\n${indented}\n`, why, ms });
+      const tap = Buffer.concat(stdout).toString('utf8');
+      resolve({ ok, results, stdout: tap, stderr: errors, output: `${errors}# Subtest: ${file}\n${indented}\n`, why, ms });
     });
   });
 }
 
+/**
+ * The lines that say why a file failed: each `not ok` line with the diagnostics under it (the
+ * YAML block tap prints, up to `perFailure` lines), then the last lines of its stderr.
+ */
+export function failureExcerpt(stdout: string, stderr: string, perFailure = 25, stderrLines = 15): string {
+  const lines = stdout.split('\n');
+  const picked: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (!/^\s*not ok /.test(line)) continue;
+    const indent = /^\s*/.exec(line)![0].length;
+    picked.push(line);
+    // The diagnostics are the more-indented lines right under it, up to the YAML block's end.
+    for (let j = i + 1, n = 0; j < lines.length && n < perFailure; j++, n++) {
+      const next = lines[j]!;
+      if (next.trim() === '' || /^\s*/.exec(next)![0].length <= indent) break;
+      picked.push(next);
+      if (next.trim() === '...') break;
+    }
+  }
+  const tail = stderr.trimEnd().split('\n').slice(-stderrLines).filter((line) => line !== '');
+  if (tail.length > 0) picked.push('  stderr (last lines):', ...tail.map((line) => `    ${line}`));
+  return picked.join('\n');
+}
+
 /** Runs `files`, `settings.jobs` at a time, printing each file's report when it ends. */
 export async function runTestFiles(repo: string, files: string[], settings: TapSettings, env: NodeJS.ProcessEnv): Promise<RunSummary> {
-  const summary: RunSummary = { ok: true, files: files.length, failedFiles: [], total: 0, pass: 0, fail: 0, skip: 0, todo: 0 };
+  const summary: RunSummary = { ok: true, files: files.length, failedFiles: [], failures: [], total: 0, pass: 0, fail: 0, skip: 0, todo: 0 };
   const started = performance.now();
   let next = 0;
   let reported = 0;
@@ -167,6 +205,7 @@ export async function runTestFiles(repo: string, files: string[], settings: TapS
       if (!outcome.ok) {
         summary.ok = false;
         summary.failedFiles.push(file);
+        summary.failures.push({ file, why: outcome.why, excerpt: failureExcerpt(outcome.stdout, outcome.stderr) });
       }
     }
   };
