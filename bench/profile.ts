@@ -37,7 +37,7 @@ import type { Job } from './lib/load-client.ts';
 import { KiB, MiB, type Workload } from './lib/payloads.ts';
 import { emptyPrefix, ensureBucket, s3Client, s3Settings } from './lib/s3.ts';
 import { repo } from './lib/servers.ts';
-import { dropDatabase, resetDatabase, startService } from './lib/service.ts';
+import { dropDatabase, resetDatabase, s3RequestsByOperation, startService } from './lib/service.ts';
 
 interface ProfileNode {
   id: number;
@@ -192,6 +192,7 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     // The profile's timestamps are µs of CLOCK_MONOTONIC (V8's TimeTicks on Linux), as is process.hrtime here.
     const backends = await backendPids(options.pg, 'media_bench_profile');
     const stagesBefore = await readStages(service.origin);
+    const s3Before = await s3RequestsByOperation(service.origin);
     const cpuBefore = await readCpu(service.pid);
     const switchesBefore = await readSwitches(service.pid);
     const clientBefore = await readCpu(client.pid ?? 0);
@@ -208,6 +209,7 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     const machineAfter = await readMachineCpu();
     const pgAfter = await sumCpu(backends);
     const stagesAfter = await readStages(service.origin);
+    const s3After = await s3RequestsByOperation(service.origin);
     await client.stop();
     await service.stop();
     // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (workers write their own).
@@ -241,6 +243,11 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
         `everything else (kernel threads, PostgreSQL's WAL writer, other processes) ${per(elsewhere)} µs`,
     );
     console.log(`main thread, sampled, busy per upload: ${(busy / uploads).toFixed(0)} µs (idle ${(((byCategory.get('idle') ?? 0) / total) * 100).toFixed(0)} % of the phase)`);
+    if (options.driver === 's3') {
+      const sent = [...s3After].map(([operation, count]) => [operation, count - (s3Before.get(operation) ?? 0)] as const).filter(([, count]) => count > 0);
+      const total = sent.reduce((sum, [, count]) => sum + count, 0);
+      console.log(`S3 requests per 1,000 uploads (media_s3_requests_total): ${((total / uploads) * 1000).toFixed(0)}${sent.length ? ` (${sent.map(([operation, count]) => `${operation} ${count}`).join(', ')})` : ''}`);
+    }
     console.log(`mean ms per upload by stage (media_upload_stage_seconds): ${STAGES.map((stage) => `${stage} ${meanMs(stagesBefore, stagesAfter, stage)}`).join(', ')}\n`);
     console.log('| where | µs per upload | share of busy |\n|---|---:|---:|');
     for (const [category, micros] of [...byCategory].sort((a, b) => b[1] - a[1])) {

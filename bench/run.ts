@@ -44,7 +44,7 @@ import { MiB, KiB, type Workload } from './lib/payloads.ts';
 import { idleRss, ProcessMonitor, type ProcessUsage, type RssSample } from './lib/proc.ts';
 import { collectGarbage, emptyPrefix, ensureBucket, reserveSpace, s3Client, s3Settings, type S3Settings } from './lib/s3.ts';
 import { repo, startNode, type Started } from './lib/servers.ts';
-import { dropDatabase, resetDatabase, startService, thumbnailCatchUp, type Driver, type RunningService, type ServiceOptions } from './lib/service.ts';
+import { dropDatabase, resetDatabase, s3RequestsSent, startService, thumbnailCatchUp, type Driver, type RunningService, type ServiceOptions } from './lib/service.ts';
 import { mergePhases, summarize, type PhaseResult, type Summary } from './lib/stats.ts';
 import { lineChart, type Series } from './lib/svg.ts';
 import { renderMarkdown } from './lib/report.ts';
@@ -256,6 +256,8 @@ export interface PhaseRecord {
   monitored: 'server' | 'uploader';
   /** Set when the S3 space guard allowed the phase fewer bytes than it would have written. */
   boundedToBytes?: number;
+  /** The service on s3: requests its driver sent to S3 during the phase (media_s3_requests_total). */
+  s3Requests?: number;
   skipped?: string;
 }
 
@@ -508,6 +510,8 @@ async function runPhase(
     const record: PhaseRecord = { scenario, driver: ctx.driver, target: id, round, result: null, usage: null, monitored, skipped: skip };
     return { record, series: [] };
   }
+  const countsS3Requests = ctx.driver === 's3' && id === 'service';
+  const s3RequestsBefore = countsS3Requests ? await s3RequestsSent(ctx.service.origin) : 0;
   const monitor = new ProcessMonitor(monitoredPid(ctx, id));
   monitor.start();
   let result: PhaseResult | null = null;
@@ -518,6 +522,7 @@ async function runPhase(
     failure = `failed: ${(error as Error).message.split('\n')[0]}`;
   }
   const usage = monitor.stop();
+  const s3Requests = countsS3Requests ? (await s3RequestsSent(ctx.service.origin)) - s3RequestsBefore : undefined;
   await cleanTarget(ctx, id).catch((error: unknown) => log(`clean-up of ${id} failed: ${String(error)}`));
   const { series, ...rest } = usage;
   const record: PhaseRecord = {
@@ -529,6 +534,7 @@ async function runPhase(
     usage: rest,
     monitored,
     ...(result?.stoppedByMaxBytes ? { boundedToBytes: maxBytes } : {}),
+    ...(s3Requests === undefined ? {} : { s3Requests }),
     ...(failure ? { skipped: failure } : {}),
   };
   if (result) {
@@ -536,7 +542,8 @@ async function runPhase(
     const errors = Object.entries(s.errors).map(([k, v]) => `${k}×${v}`).join(' ');
     log(
       `${scenario} ${ctx.driver} ${id.padEnd(7)} r${round}: ${s.uploadsPerSecond.toFixed(1)} uploads/s, ${s.mbPerSecond.toFixed(1)} MB/s, ` +
-        `p50 ${s.p50.toFixed(0)} p99 ${s.p99.toFixed(0)} ms, cpu ${rest.cpuSeconds.toFixed(1)} s, peak RSS ${MB(rest.peakRss).toFixed(0)} MB${errors ? `, errors ${errors}` : ''}`,
+        `p50 ${s.p50.toFixed(0)} p99 ${s.p99.toFixed(0)} ms, cpu ${rest.cpuSeconds.toFixed(1)} s, peak RSS ${MB(rest.peakRss).toFixed(0)} MB` +
+        `${s3Requests === undefined || result.ok === 0 ? '' : `, ${((s3Requests / result.ok) * 1000).toFixed(0)} S3 requests per 1,000 uploads`}${errors ? `, errors ${errors}` : ''}`,
     );
   } else log(`${scenario} ${ctx.driver} ${id}: ${failure}`);
   return { record, series };
@@ -1165,6 +1172,8 @@ async function main(): Promise<void> {
         continue;
       }
     }
+    // A database of its own per driver: a service refuses to start on a store that does not hold the rows' files.
+    if (driver !== options.drivers[0]) databaseUrl = await resetDatabase(options.pg, dbName);
     const wantsGroup = [...THROUGHPUT, 'admission', 'sweep'].some((name) => selected.has(name as ScenarioName));
     if (wantsGroup) {
       log(`starting the service and references for ${driver}`);

@@ -79,6 +79,7 @@ export const SQL_OWNERS: Record<string, string> = {
   'team-access.service.ts': 'workspace-people',
   'access-assignment.service.ts': 'workspace-people',
   'team-limit-lock.ts': 'workspace-news-links',
+  'database-object-store.ts': 'small-files',
 };
 
 /** Beyond the SQL owners: the files whose subject is what the database does under them. */

@@ -109,6 +109,21 @@ export function renderMarkdown(report: BenchReport): string {
     }
     out();
 
+    const s3Counted = report.phases.filter((phase) => phase.s3Requests !== undefined && phase.result && phase.result.ok > 0);
+    if (s3Counted.length > 0) {
+      out("**S3 requests per 1,000 uploads** (the service, from its `media_s3_requests_total` around each phase, so thumbnails of an earlier phase's images made meanwhile count too; lib-storage and the peer send at least one PutObject per file).");
+      out();
+      out('| scenario | requests per 1,000 uploads | uploads |');
+      out('|---|---:|---:|');
+      for (const scenario of [...new Set(s3Counted.map((phase) => phase.scenario))]) {
+        const phases = s3Counted.filter((phase) => phase.scenario === scenario);
+        const uploads = phases.reduce((sum, phase) => sum + phase.result!.ok, 0);
+        const requests = phases.reduce((sum, phase) => sum + phase.s3Requests!, 0);
+        out(`| ${scenario} | ${num((requests / uploads) * 1000)} | ${num(uploads)} |`);
+      }
+      out();
+    }
+
     out('**Targets** (reported, not asserted):');
     out();
     for (const driver of report.settings.drivers) {

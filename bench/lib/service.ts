@@ -160,3 +160,14 @@ export async function thumbnailCatchUp(databaseUrl: string, teamId: string, time
     await client.end();
   }
 }
+
+/** Requests the service's s3 driver has sent so far, by operation (media_s3_requests_total), from /metrics. */
+export async function s3RequestsByOperation(origin: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  return new Map([...text.matchAll(/^media_s3_requests_total\{operation="(\w+)"\} (\S+)$/gm)].map((match) => [match[1]!, Number(match[2])]));
+}
+
+/** Requests the service's s3 driver has sent so far, every operation. */
+export async function s3RequestsSent(origin: string): Promise<number> {
+  return [...(await s3RequestsByOperation(origin)).values()].reduce((sum, count) => sum + count, 0);
+}

@@ -47,6 +47,18 @@ export class Authenticator implements AuthCache {
     return checkCredential(this.failures, client, isUnauthorized, () => this.sessions.identify(token));
   }
 
+  /**
+   * The principal of a team API key, whichever team it belongs to (GET /v1/auth/key: a key finds
+   * its own team). A session token is refused with 401: a person is not a key.
+   */
+  async identifyKey(authorization: string | undefined, client: string): Promise<Principal> {
+    const token = bearerToken(authorization);
+    if (token !== null && isSessionToken(token)) {
+      throw unauthorized('This route needs a team API key, not a session token: a signed-in user lists its teams with GET /v1/users/me/teams');
+    }
+    return checkCredential(this.failures, client, isUnauthorized, (guard) => this.keys.authenticate(authorization, guard));
+  }
+
   invalidateTeam(teamId: string): void {
     this.keys.invalidateTeam(teamId);
     this.sessions.invalidateTeam(teamId);

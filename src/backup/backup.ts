@@ -11,9 +11,12 @@ import { copyToBackup, FileMismatchError, forEachLimited, type StoredFile } from
 /** Files copied at once. */
 const COPY_CONCURRENCY = 4;
 
-/** Every stored file a row names: media, team files and to-do files (tus uploads in progress are not files yet). */
+/**
+ * Every stored file a row names: media, team files and to-do files (tus uploads in progress are not
+ * files yet). Not the small media files kept in the database: the dump holds their bytes.
+ */
 const FILES_SQL = `
-select storage_key as key, size::text as size, hash from media_file
+select storage_key as key, size::text as size, hash from media_file where storage_location is distinct from 'db'
 union all select storage_key, size::text, hash from team_file
 union all select storage_key, size::text, hash from todo_file
 order by key`;
@@ -61,7 +64,7 @@ export async function takeBackup(options: BackupOptions): Promise<BackupManifest
     const authSecret = await copyFile(path.join(options.dataDir, 'auth-secret'), paths.authSecret).then(() => true, () => false);
     const manifest: BackupManifest = {
       format: BACKUP_FORMAT, formatVersion: BACKUP_FORMAT_VERSION, createdAt: new Date().toISOString(),
-      migrations, driver: store.driver, files: copied, authSecret,
+      migrations, driver: store.driver as 'fs' | 's3', files: copied, authSecret,
     };
     await writeFile(`${paths.manifest}.partial`, `${JSON.stringify(manifest, null, 2)}\n`);
     await rename(`${paths.manifest}.partial`, paths.manifest);

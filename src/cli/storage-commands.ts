@@ -33,7 +33,7 @@ export const storageCommands: Record<string, StorageCommand> = {
       const to = values.to;
       if (to !== 'fs' && to !== 's3') throw badRequest('--to must be fs or s3', typeof to === 'string' ? to : undefined);
       const logger = cliLogger(config);
-      const locked = await new CopyLedger(services.orm).exclusively(async () => migrateStorage({
+      const locked = await new CopyLedger(services.orm, config.upload.databaseFileMaxBytes).exclusively(async () => migrateStorage({
         orm: services.orm, config, to, xxhash: await loadXxhash(), progress: progressDisplay(process.stderr), logger,
       }));
       if (!locked) throw busy();
@@ -48,7 +48,7 @@ export const storageCommands: Record<string, StorageCommand> = {
     usage: 'storage prune-old',
     options: {},
     run: async (services, _values, config) => {
-      const locked = await new CopyLedger(services.orm).exclusively(() => pruneOldCopies({ orm: services.orm, config, store: services.store }));
+      const locked = await new CopyLedger(services.orm, config.upload.databaseFileMaxBytes).exclusively(() => pruneOldCopies({ orm: services.orm, config, store: services.store }));
       if (!locked) throw busy();
       return locked.result;
     },
@@ -57,7 +57,7 @@ export const storageCommands: Record<string, StorageCommand> = {
     usage: 'storage forget-missing [--dry-run] [--only-here]',
     options: { 'dry-run': { type: 'boolean' }, 'only-here': { type: 'boolean' } },
     run: async (services, values, config) => {
-      const locked = await new CopyLedger(services.orm).exclusively(() => forgetMissing({
+      const locked = await new CopyLedger(services.orm, config.upload.databaseFileMaxBytes).exclusively(() => forgetMissing({
         orm: services.orm, config, store: services.store, dryRun: values['dry-run'] === true, onlyHere: values['only-here'] === true, logger: cliLogger(config),
       }));
       if (!locked) throw busy();

@@ -77,6 +77,8 @@ import { Metrics } from '../observability/metrics.ts';
 import { MediaPool } from '../pool/media-pool.ts';
 import { createObjectStore, createResumableStore } from '../storage/create-object-store.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { DatabaseFirstStore } from '../storage/db/database-first-store.ts';
+import { DatabaseObjectStore } from '../storage/db/database-object-store.ts';
 import { THUMBNAIL_SOURCE_TYPES } from '../domain/media/thumbnail-links.ts';
 import { ThumbnailQueue } from '../previews/thumbnail-queue.ts';
 import { PreviewProcess } from '../previews/preview-process.ts';
@@ -157,6 +159,8 @@ export interface CoreServices extends NewsLinkPortalServices {
   /** Uses of upload URLs, per URL and per team (they carry no key to limit). */
   uploadUrlLimits: { perUrl: RequestRateLimiter; perTeam: RequestRateLimiter };
   store: ObjectStore;
+  /** The store the readers of media files go through: a small file kept in the database is read from there. */
+  mediaContent: DatabaseFirstStore;
   pool: MediaPool;
   gate: AdmissionGate;
   uploads: UploadService;
@@ -284,7 +288,8 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   const media = new MediaService({
     orm, linkBaseUrl: config.cdnUrl ?? config.publicUrl, publicUrl: config.publicUrl, links: authSecret ? new SignedLinks({ secret: authSecret }) : null,
   });
-  const store = await createObjectStore(config.storage, config.dataDir);
+  const store = await createObjectStore(config.storage, config.dataDir, { onS3Request: (operation) => metrics.s3Requests.inc({ operation }) });
+  const mediaContent = new DatabaseFirstStore(store, new DatabaseObjectStore(orm));
   const editLog = logger.child({ component: 'media-edit' });
   // The edit routes, the deletion links and the folder rules delete alike.
   const mediaEdits = new MediaEditService({
@@ -308,6 +313,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   const stripper = new MetadataStripper({ store, pool, ...config.stripMetadata, concurrency: config.workerThreads });
   const uploads = new UploadService({
     orm, store, pool, xxhash, quota: new StorageQuota({ orm, owner: identity }), stripper, hashOffloadMinBytes: config.upload.hashOffloadMinBytes, teamStates,
+    databaseFileMaxBytes: config.upload.databaseFileMaxBytes,
     idleTimeoutSeconds: config.upload.idleTimeoutSeconds,
     observer: { stage: (stage, seconds) => metrics.uploadStages.observe({ stage }, seconds) },
   });
@@ -315,12 +321,12 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   const gate = new AdmissionGate(config.upload);
   const previews = new PreviewProcess({ logger: logger.child({ component: 'thumbnails' }) });
   const thumbnailer = new Thumbnailer({
-    queue: new ThumbnailQueue(orm, identity), store, previews, settings: config.thumbnails, logger: logger.child({ component: 'thumbnails' }),
+    queue: new ThumbnailQueue(orm, identity), store: mediaContent, previews, settings: config.thumbnails, logger: logger.child({ component: 'thumbnails' }),
     uploadsWaiting: () => gate.waiting > 0,
     onOutcome: (outcome) => metrics.thumbnails.inc({ outcome }),
   });
   const transformer = new ImageTransformer({
-    cache: new TransformCache(orm), store, pool, logger: logger.child({ component: 'transforms' }),
+    cache: new TransformCache(orm), store: mediaContent, pool, logger: logger.child({ component: 'transforms' }),
     settings: { ...config.transforms, maxSourceBytes: config.thumbnails.maxSourceBytes, maxPixels: config.thumbnails.maxPixels },
     onResult: (result) => metrics.transforms.inc({ result }),
   });
@@ -407,6 +413,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
       redis,
     }),
     store,
+    mediaContent,
     pool,
     gate,
     uploads,

@@ -51,6 +51,8 @@ export interface Config {
     teamMaxShare: number;
     retryAfterSeconds: number;
     hashOffloadMinBytes: number | null;
+    /** Media files of at most this many bytes go into the database with their rows; 0: none. */
+    databaseFileMaxBytes: number;
     /** An upload whose body stops arriving for this long is ended with 408. */
     idleTimeoutSeconds: number;
   };
@@ -246,6 +248,7 @@ function toConfig(values: SettingValues, cwd: string): Config {
       teamMaxShare: values.UPLOAD_TEAM_MAX_SHARE,
       retryAfterSeconds: values.UPLOAD_RETRY_AFTER_SECONDS,
       hashOffloadMinBytes: values.HASH_OFFLOAD_MIN_BYTES,
+      databaseFileMaxBytes: values.DATABASE_FILE_MAX_BYTES,
       idleTimeoutSeconds: values.UPLOAD_IDLE_TIMEOUT_SECONDS,
     },
     shutdownGraceSeconds: values.SHUTDOWN_GRACE_SECONDS,

@@ -84,6 +84,8 @@ export const settings = {
   CRASH_SWEEP_MIN_AGE_SECONDS: setting(integer(1, 7 * 86_400), 'an integer from 1 to 604800'),
   // An unfinished resumable (tus) upload untouched this long expires; the crash sweep then removes its bytes and reservation.
   TUS_EXPIRY_SECONDS: setting(integer(60, 30 * 86_400), 'an integer from 60 to 2592000'),
+  // Media files of at most this many bytes go into the database with their rows (src/storage/db/); 0: every file to the object store.
+  DATABASE_FILE_MAX_BYTES: setting(integer(0, 1024 * 1024), 'an integer from 0 to 1048576 (bytes; 0: no file kept in the database)'),
   HASH_OFFLOAD_MIN_BYTES: setting(integer(0, Number.MAX_SAFE_INTEGER).nullable(), 'a number of bytes, or unset to hash every upload inline'),
   RATE_LIMIT_POINTS: setting(integer(1, 1_000_000), 'an integer from 1 to 1000000'),
   RATE_LIMIT_DURATION_SECONDS: setting(integer(1, 86_400), 'an integer from 1 to 86400'),

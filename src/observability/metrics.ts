@@ -52,6 +52,8 @@ export class Metrics {
   readonly transforms: Counter<'result'>;
   /** StorageError failures of uploads (opening, writing or finishing the object), by StorageError code. */
   readonly storageWriterErrors: Counter<'code'>;
+  /** Requests the s3 driver sent, retries included, by operation: what S3 bills per request. */
+  readonly s3Requests: Counter<'operation'>;
   /** API key prefixes looked up in the database (cache misses), by whether a usable key was found. */
   readonly apiKeyLookups: Counter<'result'>;
   /** Upload URLs made (POST /upload-urls answered 201). */
@@ -146,6 +148,12 @@ export class Metrics {
       name: 'media_storage_writer_errors_total',
       help: 'Uploads that failed on a storage error, by StorageError code',
       labelNames: ['code'] as const,
+      registers,
+    });
+    this.s3Requests = new Counter({
+      name: 'media_s3_requests_total',
+      help: 'Requests the s3 driver sent to S3, each retry included, by operation (PutObject, CreateMultipartUpload, UploadPart, GetObject, ...)',
+      labelNames: ['operation'] as const,
       registers,
     });
     this.apiKeyLookups = new Counter({

@@ -34,9 +34,20 @@ const PAGE = 200;
  */
 export class CopyLedger {
   private readonly orm: MikroORM;
+  private readonly databaseFileMaxBytes: number;
 
-  constructor(orm: MikroORM) {
+  /**
+   * `databaseFileMaxBytes` (DATABASE_FILE_MAX_BYTES): a small file in the database stays there (it is
+   * where the service would put it now); one above it (the setting was lowered, or 0) is moved out.
+   */
+  constructor(orm: MikroORM, databaseFileMaxBytes: number) {
     this.orm = orm;
+    this.databaseFileMaxBytes = databaseFileMaxBytes;
+  }
+
+  /** The rows to copy to `?` (the target): those living elsewhere, but for the small files that stay in the database. */
+  private get movedRows(): string {
+    return `t.storage_location is distinct from ? and not (coalesce(t.storage_location, '') = 'db' and t.size <= ${Number(this.databaseFileMaxBytes)})`;
   }
 
   /**
@@ -64,7 +75,7 @@ export class CopyLedger {
       const [row] = await this.em().execute<{ pending: string | number; verified: string | number }[]>(
         `select count(*) filter (where not coalesce(c.verified, false)) as pending, count(*) filter (where c.verified) as verified
            from ${table} t left join storage_copy c on c.target = ? and c.storage_key = t.storage_key
-          where t.storage_location is distinct from ?`,
+          where ${this.movedRows}`,
         [target, target],
       );
       pending += Number(row?.pending ?? 0);
@@ -83,7 +94,7 @@ export class CopyLedger {
         }[]>(
           `select t.storage_key, t.storage_location, t.size, t.hash, t.content_type, c.storage_key is not null as started
              from ${table} t left join storage_copy c on c.target = ? and c.storage_key = t.storage_key
-            where t.storage_location is distinct from ? and not coalesce(c.verified, false) and t.storage_key > ?
+            where ${this.movedRows} and not coalesce(c.verified, false) and t.storage_key > ?
             order by t.storage_key limit ${PAGE}`,
           [target, target, after],
         );

@@ -5,7 +5,7 @@ import { TEAM_FILES, TODO_FILES } from '../domain/team-files/file-kinds.ts';
 import { recordTeamLog } from '../domain/team-logs/team-log.service.ts';
 import { serviceUnavailable } from '../errors/errors.ts';
 import type { Logger } from '../logging/logger.ts';
-import { createObjectStore } from '../storage/create-object-store.ts';
+import { StoresByLocation } from '../storage/stores-by-location.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { describeStorageFailure } from '../storage/storage-health.ts';
 import { describeLocation, storageLocationOf, storageSettingsAt } from '../storage/storage-location.ts';
@@ -68,16 +68,8 @@ export async function forgetMissing(options: ForgetOptions): Promise<ForgetSumma
   const { orm, config, store, dryRun, onlyHere, logger } = options;
   const location = store.location;
   const otherLocation = storageLocationOf({ ...config.storage, driver: config.storage.driver === 'fs' ? 's3' : 'fs' });
-  const others = new Map<string, Promise<ObjectStore>>();
-  const storeAt = (at: string): Promise<ObjectStore> => {
-    if (at === location) return Promise.resolve(store);
-    let other = others.get(at);
-    if (!other) {
-      other = createObjectStore(storageSettingsAt(at, config.storage), config.dataDir);
-      others.set(at, other);
-    }
-    return other;
-  };
+  const stores = new StoresByLocation({ orm, config, configured: store });
+  const storeAt = (at: string) => stores.at(at);
   const lookIn = async (at: string, row: StoredObjectRow): Promise<boolean> => {
     try {
       return (await (await storeAt(at)).stat(row.key)) !== null;
@@ -92,7 +84,7 @@ export async function forgetMissing(options: ForgetOptions): Promise<ForgetSumma
 
   try {
     const summary: ForgetSummary = { location, checked: 0, found: 0, missing: [], forgotten: 0, dryRun, next: null };
-    for await (const page of new CopyLedger(orm).pending(location)) {
+    for await (const page of new CopyLedger(orm, config.upload.databaseFileMaxBytes).pending(location)) {
       for (let index = 0; index < page.length; index += STAT_CONCURRENCY) {
         await Promise.all(page.slice(index, index + STAT_CONCURRENCY).map(async (row) => {
           summary.checked += 1;
@@ -115,7 +107,7 @@ export async function forgetMissing(options: ForgetOptions): Promise<ForgetSumma
     summary.next = nextStep(summary);
     return summary;
   } finally {
-    for (const other of others.values()) await (await other).close().catch(() => undefined);
+    await stores.close();
   }
 }
 

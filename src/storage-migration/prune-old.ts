@@ -1,8 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/config.ts';
-import { createObjectStore } from '../storage/create-object-store.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { storageSettingsAt } from '../storage/storage-location.ts';
+import { StoresByLocation } from '../storage/stores-by-location.ts';
 import { thumbnailKeyOfMediaKey } from '../domain/media/thumbnail-links.ts';
 import { CopyLedger } from './copy-ledger.ts';
 
@@ -26,18 +25,10 @@ export interface PruneSummary {
  */
 export async function pruneOldCopies(options: { orm: MikroORM; config: Config; store: ObjectStore }): Promise<PruneSummary> {
   const { orm, config, store } = options;
-  const ledger = new CopyLedger(orm);
+  const ledger = new CopyLedger(orm, config.upload.databaseFileMaxBytes);
   const location = store.location;
-  const others = new Map<string, ObjectStore>();
-  const storeAt = async (at: string): Promise<ObjectStore> => {
-    if (at === location) return store;
-    let other = others.get(at);
-    if (!other) {
-      other = await createObjectStore(storageSettingsAt(at, config.storage), config.dataDir);
-      others.set(at, other);
-    }
-    return other;
-  };
+  const stores = new StoresByLocation({ orm, config, configured: store });
+  const storeAt = (at: string) => stores.at(at);
   try {
     const { moved, orphans } = await ledger.switched(location);
     for (const copy of moved) {
@@ -67,6 +58,6 @@ export async function pruneOldCopies(options: { orm: MikroORM; config: Config; s
         : null,
     };
   } finally {
-    for (const other of others.values()) await other.close().catch(() => undefined);
+    await stores.close();
   }
 }

@@ -2,10 +2,10 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/config.ts';
 import { badRequest, serviceUnavailable } from '../errors/errors.ts';
 import type { Logger } from '../logging/logger.ts';
-import { createObjectStore } from '../storage/create-object-store.ts';
-import { isStorageError, type ObjectStore } from '../storage/object-store.ts';
+import { isStorageError } from '../storage/object-store.ts';
+import { StoresByLocation } from '../storage/stores-by-location.ts';
 import { describeStorageFailure } from '../storage/storage-health.ts';
-import { storageLocationOf, storageSettingsAt } from '../storage/storage-location.ts';
+import { storageLocationOf } from '../storage/storage-location.ts';
 import type { XxHashApi } from '../uploads/hashing/content-hash.ts';
 import { CopyLedger, type StoredObjectRow } from './copy-ledger.ts';
 import { copyObject, hashStoredObject } from './object-copy.ts';
@@ -67,16 +67,9 @@ export async function migrateStorage(options: MigrationOptions): Promise<Migrati
   const targetSettings: Config['storage'] = { ...config.storage, driver: to };
   const targetLocation = storageLocationOf(targetSettings);
   const otherLocation = storageLocationOf({ ...config.storage, driver: to === 'fs' ? 's3' : 'fs' });
-  const ledger = new CopyLedger(orm);
-  const stores = new Map<string, Promise<ObjectStore>>();
-  const storeAt = (location: string): Promise<ObjectStore> => {
-    let store = stores.get(location);
-    if (!store) {
-      store = createObjectStore(storageSettingsAt(location, config.storage), config.dataDir);
-      stores.set(location, store);
-    }
-    return store;
-  };
+  const ledger = new CopyLedger(orm, config.upload.databaseFileMaxBytes);
+  const stores = new StoresByLocation({ orm, config });
+  const storeAt = (location: string) => stores.at(location);
   try {
     const target = await storeAt(targetLocation);
     await target.checkAccess().catch((error: unknown) => {
@@ -164,6 +157,6 @@ export async function migrateStorage(options: MigrationOptions): Promise<Migrati
         : `${summary.remaining} objects were uploaded while this run copied: run it again to copy them.`;
     return summary;
   } finally {
-    for (const store of stores.values()) await (await store).close().catch(() => undefined);
+    await stores.close();
   }
 }

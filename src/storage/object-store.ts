@@ -62,7 +62,7 @@ export interface StaleUpload {
 }
 
 export interface ObjectStore {
-  readonly driver: 'fs' | 's3';
+  readonly driver: 'fs' | 's3' | 'db';
   /** Where its objects live, as rows record it (storage-location.ts): `fs` or `s3:<bucket>/<key prefix>`. */
   readonly location: string;
   /** Throws StorageError('invalid-key') at once for a bad key; other failures surface through the writer. */

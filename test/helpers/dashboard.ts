@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Test } from 'tap';
 
 /** Where the screenshots of a run go (DASHBOARD_SCREENSHOTS to choose); the test prints it. */
@@ -38,11 +38,45 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return path;
 }
 
-/** Signs in on the sign-in view with a team's id and API key, and waits for the media view. */
-export async function signInWithKey(page: Page, baseUrl: string, team: { teamId: string; key: string }): Promise<void> {
+/** Signs in on the sign-in view with a team's API key (the key finds its team: teamId is not typed), and waits for the media view. */
+export async function signInWithKey(page: Page, baseUrl: string, team: { teamId?: string; key: string }): Promise<void> {
   await page.goto(`${baseUrl}/app`);
-  await page.getByLabel('Team id', { exact: true }).fill(team.teamId);
   await page.getByLabel('API key', { exact: true }).fill(team.key);
   await page.getByRole('button', { name: 'Open the team' }).click();
   await page.getByRole('heading', { level: 1, name: 'Media' }).waitFor();
+}
+
+export interface DashboardPage {
+  context: BrowserContext;
+  page: Page;
+  /** Messages of the dialogs the page opened (each dismissed). */
+  dialogs: string[];
+  /** Uncaught errors and console errors of the page (failed resource loads aside). */
+  pageErrors: string[];
+}
+
+/**
+ * A fresh browser context and page for a dashboard test, closed at the test's end: reduced motion
+ * (no colour transitions while axe measures contrast), the clipboard granted for `origin`.
+ */
+export async function newDashboardPage(t: Test, browser: Browser, origin: string): Promise<DashboardPage> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, reducedMotion: 'reduce' });
+  t.teardown(() => context.close());
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  context.setDefaultTimeout(10_000);
+  const page = await context.newPage();
+  const dialogs: string[] = [];
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  const pageErrors: string[] = [];
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+  page.on('console', (message) => message.type() === 'error' && !/Failed to load resource/.test(message.text()) && pageErrors.push(message.text()));
+  return { context, page, dialogs, pageErrors };
+}
+
+/** What the page's clipboard holds. */
+export function clipboardText(page: Page): Promise<string> {
+  return page.evaluate(() => (globalThis as any).navigator.clipboard.readText() as Promise<string>);
 }

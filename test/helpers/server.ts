@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../../src/logging/logger.ts';
 import type { TxtResolver } from '../../src/domain/portal/txt-resolver.ts';
 import { createTestDatabase } from './database.ts';
 import { assertAnswer } from './openapi-answers.ts';
+import { TEST_PLACEMENT } from './service-process.ts';
 
 export const TEST_AUTH_SECRET = 'test-operator-secret-0123456789';
 /**
@@ -73,6 +74,7 @@ export async function startTestServer(t: Teardown, options: StartOptions = {}): 
       AUTH_SECRET: TEST_AUTH_SECRET,
       PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
       LOG_LEVEL: 'silent',
+      DATABASE_FILE_MAX_BYTES: Number(TEST_PLACEMENT.DATABASE_FILE_MAX_BYTES),
       ...options.settings,
     },
   });

@@ -19,12 +19,20 @@ export interface RunningService {
  * `isReady` picks: with HTTP_PROCESSES > 1 each service process logs "ready" before the supervisor does).
  * A child still running at teardown is SIGKILLed.
  */
+/**
+ * Test services keep every file in the object store unless a test asks for the database
+ * (DATABASE_FILE_MAX_BYTES): most tests are about the object store's files, and say so by where
+ * they look; the database's small files have tests of their own (small-files*.test.ts).
+ */
+export const TEST_PLACEMENT = { DATABASE_FILE_MAX_BYTES: '0' };
+
 export async function spawnService(
   t: { teardown(fn: () => unknown): void },
   options: { env: Record<string, string>; cwd?: string; isReady?: (line: string) => boolean },
 ): Promise<RunningService> {
   const isReady = options.isReady ?? ((line: string) => line.includes('"msg":"ready"'));
-  const child = spawn(process.execPath, ['--experimental-async-context-frame', 'src/main.ts'], { cwd: options.cwd ?? repo, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...TEST_PLACEMENT, ...options.env };
+  const child = spawn(process.execPath, ['--experimental-async-context-frame', 'src/main.ts'], { cwd: options.cwd ?? repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
   t.teardown(() => {

@@ -269,6 +269,8 @@ t.test('operator routes manage any team behind authSecret', async (t) => {
 t.test('the outbox: one media.uploaded event per successful upload, none for refused or aborted ones', async (t) => {
   const team = await server.createTeam('Outbox');
   await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxMediaFileSize: 2 * MiB });
+  // The outbox is written for a team with an automation (the next test); its tag filter keeps anything from being delivered.
+  t.equal((await server.admin('POST', `/v1/admin/teams/${team.teamId}/automations`, { name: 'Outbox', url: HOOK, tags: ['never'] })).status, 201);
 
   const multipart = await uploadMultipart(server, team.teamId, team.key, { content: pngLike(700), fileName: 'one.png' }, 'tags=a');
   const json = await uploadJson(server, team.teamId, team.key, { file: pngLike(500).toString('base64'), fileName: 'two.png' });
@@ -299,4 +301,32 @@ t.test('the outbox: one media.uploaded event per successful upload, none for ref
   t.equal(await eventCount(team.teamId), 2, 'no event for refused or aborted uploads');
   const state = await teamStorageState(server.databaseUrl, team.teamId);
   t.equal(state.files, 2, 'as many events as files');
+});
+
+t.test('the outbox is written only while the team has an enabled automation for media.uploaded', async (t) => {
+  const team = await server.createTeam('OutboxOnDemand');
+  const upload = async (name: string) => t.equal((await uploadMultipart(server, team.teamId, team.key, { content: pngLike(300), fileName: name })).status, 201, name);
+  await upload('before.png');
+  t.equal(await eventCount(team.teamId), 0, 'no automation: no outbox row');
+
+  const created = await server.admin('POST', `/v1/admin/teams/${team.teamId}/automations`, { name: 'Feed', url: HOOK, tags: ['never'], enabled: false });
+  t.equal(created.status, 201);
+  await upload('disabled.png');
+  t.equal(await eventCount(team.teamId), 0, 'a disabled automation: none either');
+
+  const id = created.body.id as string;
+  t.equal((await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/automations/${id}`, { enabled: true })).status, 200);
+  await upload('enabled.png');
+  t.equal(await eventCount(team.teamId), 1, 'enabled: the next upload writes its row');
+
+  t.equal((await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/automations/${id}`, { enabled: false })).status, 200);
+  await upload('disabled-again.png');
+  t.equal(await eventCount(team.teamId), 1, 'disabled again: none');
+
+  t.equal((await server.admin('PATCH', `/v1/admin/teams/${team.teamId}/automations/${id}`, { enabled: true })).status, 200);
+  t.equal((await server.admin('DELETE', `/v1/admin/teams/${team.teamId}/automations/${id}`)).status, 204);
+  await upload('deleted.png');
+  t.equal(await eventCount(team.teamId), 1, 'deleted: none');
+  const { rows } = await db.query<{ name: string }>(`select payload -> 'media' ->> 'fileName' as name from media_event where team_id = $1`, [team.teamId]);
+  t.same(rows.map((row) => row.name), ['enabled.png']);
 });

@@ -27,7 +27,11 @@ await mkdir(sourceDir);
 const sourceDatabase = await createTestDatabase(t);
 const sourceEnv = { DATA_DIR: sourceDir, DATABASE_URL: sourceDatabase };
 const service = await spawnService(t, {
-  env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...sourceEnv, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '100000' },
+  env: {
+    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...sourceEnv, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '100000',
+    // Files of both places: the object store's and the database's (up to 64 KiB).
+    DATABASE_FILE_MAX_BYTES: '65536',
+  },
 });
 // No AUTH_SECRET: the service generates one in DATA_DIR, which the backup carries.
 const authSecret = (await readFile(join(sourceDir, 'auth-secret'), 'utf8')).trim();
@@ -56,10 +60,11 @@ const storageKeyOf = async (id: string) => {
 };
 
 const existing: string[] = [];
-for (let index = 0; index < 24; index++) existing.push((await upload(index % 4 === 0 ? 1100 * KiB : 40 * KiB)).id!);
+// Large files, files for the object store, and small files kept in the database.
+for (let index = 0; index < 24; index++) existing.push((await upload(index % 4 === 0 ? 1100 * KiB : index % 2 === 0 ? 96 * KiB : 40 * KiB)).id!);
 
 t.test('a deletion while a backup holds the lock answers at once and leaves the object queued for the drain', async (t) => {
-  const id = existing.pop()!;
+  const id = (await upload(96 * KiB)).id!;
   const storageKey = (await storageKeyOf(id))!;
   const holder = await connectPg(sourceDatabase);
   try {
@@ -71,7 +76,7 @@ t.test('a deletion while a backup holds the lock answers at once and leaves the 
   } finally {
     await holder.end(); // releases the lock
   }
-  const other = existing.pop()!;
+  const other = (await upload(96 * KiB)).id!;
   const otherKey = (await storageKeyOf(other))!;
   t.equal((await remove(other)).status, 200);
   t.notOk(existsSync(join(sourceDir, 'files', otherKey)), 'with no backup running, a deletion removes its object at once');
@@ -82,7 +87,7 @@ t.test('backup under uploads and deletions; restore elsewhere gives back every r
   let running = true;
   const outcomes: number[] = [];
   const uploader = async () => {
-    while (running) outcomes.push((await upload(24 * KiB)).status);
+    while (running) outcomes.push((await upload(outcomes.length % 2 === 0 ? 24 * KiB : 80 * KiB)).status);
   };
   const deleter = async () => {
     while (running && existing.length > 0) {
@@ -116,17 +121,30 @@ t.test('backup under uploads and deletions; restore elsewhere gives back every r
   const rows = await dumpData(check);
   t.same(rowsSortedWithinTables(rows), rowsSortedWithinTables(await dumpData(join(backupDir, 'database.jsonl.gz'))), 'every row of the snapshot, as it was');
 
-  // Every file a restored row names is there with the size and hash its row records.
+  // Every file a restored row names is there with the size and hash its row records: in the files,
+  // or for a small file kept in the database, in the restored media_content.
   const api64 = await loadXxhash();
-  const fileRows: { storage_key: string; size: string | number; hash: string }[] = [];
+  const fileRows: { storage_key: string; storage_location: string; size: string | number; hash: string }[] = [];
+  const contents = new Map<string, Buffer>();
   let table = '';
   for (const line of rows) {
     if (line.startsWith('{"table":"')) table = JSON.parse(line).table;
     else if (['media_file', 'team_file', 'todo_file'].includes(table)) fileRows.push(JSON.parse(line));
+    else if (table === 'media_content') {
+      const row = JSON.parse(line) as { media_id: string; content: string };
+      contents.set(row.media_id, Buffer.from(row.content.slice(2), 'hex'));
+    }
   }
-  t.equal(fileRows.length, manifest.files.count, 'one copied file per file row');
-  t.ok(fileRows.length > 20);
-  for (const row of fileRows) {
+  const inDatabase = fileRows.filter((row) => row.storage_location === 'db');
+  const inFiles = fileRows.filter((row) => row.storage_location !== 'db');
+  t.equal(inFiles.length, manifest.files.count, 'one copied file per file row in the object store');
+  t.ok(inFiles.length > 10 && inDatabase.length > 10, `files of both places (${inFiles.length} in files, ${inDatabase.length} in the database)`);
+  t.equal(contents.size, inDatabase.length, 'the bytes of every small file came back with the database');
+  for (const row of inDatabase) {
+    const bytes = contents.get(row.storage_key.split('/').pop()!);
+    if (!bytes || bytes.length !== Number(row.size) || hashContent(api64, bytes) !== row.hash) t.fail(`${row.storage_key} differs from its row`);
+  }
+  for (const row of inFiles) {
     const bytes = await readFile(join(restoredDir, 'files', row.storage_key));
     if (bytes.length !== Number(row.size) || hashContent(api64, bytes) !== row.hash) t.fail(`${row.storage_key} differs from its row`);
   }

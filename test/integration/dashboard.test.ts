@@ -4,7 +4,7 @@ import { join as joinPath } from 'node:path';
 import t, { type Test } from 'tap';
 import { launchChromiumOrSkip } from '../helpers/browser.ts';
 import { join, PASSWORD, signUp, sql } from '../helpers/accounts.ts';
-import { expectAccessible, SCREENSHOT_DIRECTORY, screenshot, signInWithKey } from '../helpers/dashboard.ts';
+import { expectAccessible, SCREENSHOT_DIRECTORY, screenshot, signInWithKey, newDashboardPage } from '../helpers/dashboard.ts';
 import { startFakeDiscord } from '../helpers/fake-discord.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { MiB, pngLike, teamStorageState, uploadMultipart } from '../helpers/uploads.ts';
@@ -26,23 +26,7 @@ const server = await startTestServer(t, {
 });
 t.comment(`screenshots: ${SCREENSHOT_DIRECTORY}`);
 
-async function newPage(t: Test) {
-  // Reduced motion: no colour transitions while axe measures contrast after a switch to dark.
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, reducedMotion: 'reduce' });
-  t.teardown(() => context.close());
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
-  context.setDefaultTimeout(10_000);
-  const page = await context.newPage();
-  const dialogs: string[] = [];
-  page.on('dialog', (dialog) => {
-    dialogs.push(dialog.message());
-    void dialog.dismiss();
-  });
-  const pageErrors: string[] = [];
-  page.on('pageerror', (error) => pageErrors.push(String(error)));
-  page.on('console', (message) => message.type() === 'error' && !/Failed to load resource/.test(message.text()) && pageErrors.push(message.text()));
-  return { context, page, dialogs, pageErrors };
-}
+const newPage = (t: Test) => newDashboardPage(t, browser, server.baseUrl);
 
 t.test('served at /app: one page for every view, compressed, revalidated, with a strict policy', async (t) => {
   const toApp = await fetch(`${server.baseUrl}/`, { headers: { accept: 'text/html,application/xhtml+xml' }, redirect: 'manual' });
@@ -132,6 +116,7 @@ t.test('password sign-in: a user in two teams picks one, and signing out ends th
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 
   await page.getByRole('heading', { name: 'Choose a team' }).waitFor();
+  await page.locator('.team-choice-name').nth(1).waitFor(); // the heading shows while the teams still load
   t.same(await page.locator('.team-choice-name').allTextContents(), ['Alpha', 'Bravo']);
   await expectAccessible(t, page, 'team picker');
   await screenshot(page, '02-team-picker');
@@ -188,7 +173,7 @@ t.test('team key: upload by chooser and by drop, grid and filters, details and l
   t.match(await page.locator('.team-name').textContent(), /^Charlie/, 'the key\'s team is open');
 
   // Upload view: options first, then the file chooser and a drop.
-  await page.getByRole('link', { name: 'Upload' }).click();
+  await page.getByRole('link', { name: 'Upload', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: 'Upload' }).waitFor();
   await page.getByLabel('Folder', { exact: true }).selectOption({ label: folderName });
   await page.getByLabel('Tags', { exact: true }).fill('Round:3');
@@ -362,7 +347,7 @@ t.test('a large file goes through tus, survives a page reload mid-upload and res
     }
   });
   await signInWithKey(page, server.baseUrl, team);
-  await page.getByRole('link', { name: 'Upload' }).click();
+  await page.getByRole('link', { name: 'Upload', exact: true }).click();
 
   // The second PATCH is held: the page is reloaded while the upload is half done.
   let secondPatch: () => void = () => {};

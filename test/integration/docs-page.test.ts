@@ -25,9 +25,10 @@ for (const address of ['/docs', '/docs/']) {
 
     const response = await page.goto(`${server.baseUrl}${address}`, { waitUntil: 'load' });
     t.equal(response?.status(), 200);
-    // Swagger UI fetches the document, then renders one block per operation.
+    // Swagger UI fetches the document, then renders one block per operation: with 239 of them and the
+    // suite's other files on the two cores, a cold first render has taken more than 30 s.
     const upload = page.locator('.opblock-summary-path', { hasText: '/v1/cdn/media/{teamId}/upload/file' });
-    await upload.first().waitFor({ timeout: 30_000 });
+    await upload.first().waitFor({ timeout: 90_000 });
     t.ok(await upload.count(), 'the multipart upload route is shown');
     t.ok(await page.locator('.opblock-summary-path', { hasText: /^\/v1\/cdn\/media\/\{teamId\}\/upload$/ }).count(), 'the JSON upload route is shown');
     t.match(await page.locator('.info .title').innerText(), /Media upload service/);

@@ -92,7 +92,8 @@ async function fileServingSuite(t: Test, driver: Driver): Promise<void> {
   t.test(`${driver}: GET /{mediaId} gives the public link, or a signed one for a private file`, async (t) => {
     const pub = await server.media('GET', `/v1/cdn/media/${alpha.teamId}/${publicUpload.body.id}`, alpha.key);
     t.equal(pub.status, 200);
-    t.same(Object.keys(pub.body), ['url']);
+    t.same(Object.keys(pub.body), ['url', 'uploadedBy']);
+    t.equal(pub.body.uploadedBy?.keyId, alpha.keyId, 'the key that uploaded it');
     t.equal(pub.body.url, publicUpload.body.publicUrl, 'the same link the upload answered');
     t.equal(local(pub.body.url), publicPath, 'no query on a public link');
 

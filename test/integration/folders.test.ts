@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { connectPg } from '../helpers/database.ts';
+import { subscribeToUploads } from '../helpers/outbox.ts';
 import { expectError, startTestServer, type ApiResponse } from '../helpers/server.ts';
 import { heldUpload, pngLike, teamStorageState, uploadMultipart } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
@@ -297,6 +298,7 @@ t.test('the upload folder path option finds the folders the routes made, 2024 un
 
 t.test('a folder deleted while an upload into it streams: 404 at commit, nothing stored or counted', async (t) => {
   const owner = await server.createTeam('FolderGoneTeam');
+  await subscribeToUploads(server.databaseUrl, owner.teamId); // so that "no event" below could fail
   const folder = await createOk({ name: 'going-away' }, owner.teamId, owner.key);
   const held = heldUpload(server, owner.teamId, owner.key, pngLike(6 * 1024 * 1024), `folderId=${folder.id}`);
   t.ok(await eventually(async () => (await teamStorageState(server.databaseUrl, owner.teamId)).reservations === 1), 'the upload is streaming');

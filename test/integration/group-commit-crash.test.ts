@@ -4,18 +4,27 @@ import { join } from 'node:path';
 import t from 'tap';
 import { connectPg, createTestDatabase } from '../helpers/database.ts';
 import { api, spawnService } from '../helpers/service-process.ts';
+import { subscribeToUploads } from '../helpers/outbox.ts';
 import { driverSettings } from '../helpers/storage.ts';
 import { pngLike } from '../helpers/uploads.ts';
 import { eventually, sleep } from '../helpers/wait.ts';
 
 // Group commit (issue 18.3) and crashes: an instance SIGKILLed while a batch commit is under way
 // leaves no half batch. Each batch is one statement in one transaction: it either commits whole
-// (even with its client gone) or, when its database session dies too, leaves nothing.
+// (even with its client gone) or, when its database session dies too, leaves nothing: rows and,
+// for small files kept in the database, their bytes.
 
 const AUTH_SECRET = 'group-commit-crash-operator-secret';
 const BATCH = 20;
 
-t.test('SIGKILL in the middle of batch commits: every upload is fully there or leaves nothing', async (t) => {
+/** Where the uploads' bytes go: the object store (fs), or the database with their rows (issue 38) under fs and s3 settings. */
+const PLACEMENTS = [
+  { name: 'files in fs', driver: 'fs', databaseFileMaxBytes: 0 },
+  { name: 'small files in the database, fs', driver: 'fs', databaseFileMaxBytes: 65_536 },
+  { name: 'small files in the database, s3', driver: 's3', databaseFileMaxBytes: 65_536 },
+] as const;
+
+for (const placement of PLACEMENTS) t.test(`SIGKILL in the middle of batch commits (${placement.name}): every upload is fully there or leaves nothing`, async (t) => {
   const databaseUrl = await createTestDatabase(t);
   const dataDir = await mkdtemp(join(tmpdir(), 'media-group-crash-'));
   await chmod(dataDir, 0o755);
@@ -25,8 +34,9 @@ t.test('SIGKILL in the middle of batch commits: every upload is fully there or l
     DATA_DIR: dataDir, DATABASE_URL: databaseUrl, AUTH_SECRET, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '100000',
     // Every upload of the test admitted at once, so the batches are as large as the test needs.
     UPLOAD_CONCURRENCY: '100',
+    DATABASE_FILE_MAX_BYTES: String(placement.databaseFileMaxBytes),
   };
-  for (const [name, value] of Object.entries(driverSettings('fs'))) env[name] = String(value);
+  for (const [name, value] of Object.entries(driverSettings(placement.driver))) env[name] = String(value);
   const service = await spawnService(t, { env });
   const db = await connectPg(databaseUrl);
   t.teardown(() => db.end());
@@ -37,6 +47,7 @@ t.test('SIGKILL in the middle of batch commits: every upload is fully there or l
     const team = { teamId: created.body.team.id as string, key: created.body.apiKey.key as string };
     const folder = await api(service.port, 'POST', `/v1/cdn/media/${team.teamId}/folders`, { authorization: `Bearer ${team.key}` }, { name: 'crash' });
     if (folder.status !== 201) throw new Error(JSON.stringify(folder.body));
+    await subscribeToUploads(db, team.teamId); // its uploads write outbox rows, counted below
     return { ...team, folderId: folder.body.id as string };
   }
 
@@ -107,17 +118,19 @@ t.test('SIGKILL in the middle of batch commits: every upload is fully there or l
       eventsOfFiles: await count(`select count(*) as n from media_event e join media_file f on f.id = (e.payload -> 'media' ->> 'id')::uuid where e.team_id = $1`),
       usage: await count('select coalesce(sum(uploads), 0) as n from media_usage_daily where team_id = $1'),
       tagCount: await count(`select coalesce(sum(count), 0) as n from media_tag_count where team_id = $1 and tag = 'crash'`),
+      bytesInDatabase: await count(`select count(*) as n from media_content c join media_file f on f.id = c.media_id where f.team_id = $1 and f.storage_location = 'db' and octet_length(c.content) = f.size`),
     };
   }
 
+  const inDatabase = placement.databaseFileMaxBytes > 0;
   const keptRecords = await records(kept.teamId);
   t.same(keptRecords, {
     files: BATCH + 1, inFolder: BATCH, sumOfSizes: keptRecords.sumOfSizes, usedStorage: keptRecords.sumOfSizes, reserved: 0,
-    events: BATCH + 1, eventsOfFiles: BATCH + 1, usage: BATCH + 1, tagCount: BATCH,
+    events: BATCH + 1, eventsOfFiles: BATCH + 1, usage: BATCH + 1, tagCount: BATCH, bytesInDatabase: inDatabase ? BATCH + 1 : 0,
   }, 'the batch whose session lived committed whole, though nobody heard the answer');
   const lostRecords = await records(lost.teamId);
   t.same(lostRecords, {
     files: 1, inFolder: 0, sumOfSizes: lostRecords.sumOfSizes, usedStorage: lostRecords.sumOfSizes, reserved: 0,
-    events: 1, eventsOfFiles: 1, usage: 1, tagCount: 0,
+    events: 1, eventsOfFiles: 1, usage: 1, tagCount: 0, bytesInDatabase: inDatabase ? 1 : 0,
   }, 'the batch whose session died left nothing: only the lead committed before it is there');
 });

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { GroupCommit, type UploadCommitRecord } from '../../src/uploads/commit/group-commit.ts';
 import { connectPg, type PgClient } from '../helpers/database.ts';
+import { subscribeToUploads } from '../helpers/outbox.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { driverSettings, settledObjects } from '../helpers/storage.ts';
 import { KiB, pngLike, teamStorageState, uploadJson } from '../helpers/uploads.ts';
@@ -25,6 +26,7 @@ async function createTeam(name: string, storageKiB: number | null) {
   const team = await first.createTeam(name, 'enterprise');
   const limits = await first.admin('PATCH', `/v1/admin/teams/${team.teamId}/limits`, { maxTeamStorage: storageKiB });
   if (limits.status !== 200) throw new Error(`limits: ${JSON.stringify(limits.body)}`);
+  await subscribeToUploads(first.databaseUrl, team.teamId); // its uploads write outbox rows, counted by teamRecords
   return team;
 }
 

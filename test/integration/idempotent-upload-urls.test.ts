@@ -126,7 +126,7 @@ t.test('using: a retry after the answer was lost replays the first answer; nothi
   t.ok(
     await eventually(async () => {
       listed = (await server.media('GET', `/v1/cdn/media/${team.teamId}`, team.key)).body;
-      return listed.totalCount === 1;
+      return listed.totalCount === 1 && listed.media.length === 1;
     }),
     'the upload was committed although its answer was lost',
   );

@@ -4,7 +4,8 @@ import type { HttpRequest } from '../../src/http/types.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { StorageError } from '../../src/storage/object-store.ts';
 import { expectError, startTestServer, type TestServer } from '../helpers/server.ts';
-import { heldUpload, multipartBody, send, uploadPath } from '../helpers/uploads.ts';
+import { driverSettings } from '../helpers/storage.ts';
+import { heldUpload, multipartBody, pngLike, send, uploadPath } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
 
 const UPLOAD_FILE = '/v1/cdn/media/:teamId/upload/file';
@@ -213,4 +214,31 @@ t.test('loopback is recognised in the address forms uWS really gives', async (t)
   t.equal(await status('127.0.0.1'), 200, 'IPv4 loopback (mapped) is served');
   t.equal(await status('[::1]'), 200, 'IPv6 loopback is served');
   // Non-loopback clients are covered by the handler checks above: tests send traffic to loopback only.
+});
+
+t.test('on s3, media_s3_requests_total counts the requests sent by operation: none for small files kept in the database', async (t) => {
+  const server = await startTestServer(t, {
+    settings: { ...driverSettings('s3'), DATABASE_FILE_MAX_BYTES: 64 * 1024, THUMBNAIL_CONCURRENCY: 0, RATE_LIMIT_POINTS: 1000 },
+  });
+  const team = await server.createTeam('S3Requests');
+  const WRITES = ['PutObject', 'CreateMultipartUpload', 'UploadPart', 'CompleteMultipartUpload'];
+  const requests = async (operations: string[]) => {
+    const { samples } = await scrape(server);
+    return operations.reduce((sum, operation) => sum + (valueOf(samples, 'media_s3_requests_total', { operation }) ?? 0), 0);
+  };
+  const writesBefore = await requests(WRITES);
+
+  const logs = await Promise.all(Array.from({ length: 10 }, (_, i) => sendJson(server, team.teamId, team.key, Buffer.alloc(8 * 1024, `line ${i}\n`), `server-${i}.log`)));
+  t.same(logs.map(({ response }) => response.status), Array(10).fill(201), JSON.stringify(logs[0]!.response.body));
+  t.equal(await requests(WRITES), writesBefore, '10 small logs: no request to S3');
+
+  const { response: shot } = await sendMultipart(server, team.teamId, team.key, pngLike(300 * 1024), 'shot.png');
+  t.equal(shot.status, 201, JSON.stringify(shot.body));
+  t.ok((await requests(WRITES)) > writesBefore, 'a 300 KiB screenshot goes to S3, and is counted');
+
+  const readsBefore = await requests(['GetObject']);
+  const served = await fetch(shot.body.publicUrl as string);
+  t.equal(served.status, 200);
+  t.equal((await served.arrayBuffer()).byteLength, 300 * 1024);
+  t.ok((await requests(['GetObject'])) > readsBefore, 'serving it reads it from S3: counted as GetObject');
 });

@@ -229,10 +229,10 @@ t.test('the answer checker fails answers that drift from the document', async (t
   const checker = answerChecker();
   const team = '0f3c2b8e-4c1a-4d6e-9b7a-2f5d8e1c3a4b';
   const media = '5b1c7d9e-2a4f-4e8b-8c6d-1a3e5f7b9d2c';
-  const ok = { method: 'GET', path: `/v1/cdn/media/${team}/${media}`, status: 200, contentType: 'application/json; charset=utf-8', text: '{"url":"http://x/y"}' };
+  const ok = { method: 'GET', path: `/v1/cdn/media/${team}/${media}`, status: 200, contentType: 'application/json; charset=utf-8', text: '{"url":"http://x/y","uploadedBy":null}' };
   t.same(checker.check(ok), [], 'a matching answer passes');
-  t.match(checker.check({ ...ok, text: '{"url":5}' }).join('\n'), /does not match .*\n.*\/url must be string/, 'wrong type');
-  t.match(checker.check({ ...ok, text: '{"url":"u","extra":1}' }).join('\n'), /must NOT have additional properties/, 'field not in the document');
+  t.match(checker.check({ ...ok, text: '{"url":5,"uploadedBy":null}' }).join('\n'), /does not match .*\n.*\/url must be string/, 'wrong type');
+  t.match(checker.check({ ...ok, text: '{"url":"u","uploadedBy":null,"extra":1}' }).join('\n'), /must NOT have additional properties/, 'field not in the document');
   t.match(checker.check({ ...ok, status: 418 }).join('\n'), /status 418 is not documented/, 'undocumented status');
   t.match(checker.check({ ...ok, status: 404, text: '{"message":"no"}' }).join('\n'), /must have required property 'name'/, 'error body checked');
   t.match(checker.check({ ...ok, path: '/v1/nothing', status: 200 }).join('\n'), /describes no GET \/v1\/nothing/, 'undocumented route');

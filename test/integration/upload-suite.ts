@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { hashContent, loadXxhash } from '../../src/uploads/hashing/content-hash.ts';
 import { connectPg } from '../helpers/database.ts';
+import { subscribeToUploads } from '../helpers/outbox.ts';
 import { expectError, startTestServer, type TestServer } from '../helpers/server.ts';
 import { closeS3Client, driverSettings, settledObjects, type Driver } from '../helpers/storage.ts';
 import { heldUpload, KiB, MiB, multipartBody, pngLike, send, sendChunked, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
@@ -399,6 +400,7 @@ export async function uploadSuite(t: Test, driver: Driver): Promise<void> {
 
     t.test(`${driver}: a successful upload records its event and usage in the same transaction`, async (t) => {
       const team = await server.createTeam('Events');
+      await subscribeToUploads(server.databaseUrl, team.teamId);
       const response = await uploadMultipart(server, team.teamId, team.key, { content: pngLike(1234), fileName: 'e.png' }, 'tags=a');
       await uploadJson(server, team.teamId, team.key, { file: 'not base64!', fileName: 'bad.bin' });
       const client = await connectPg(server.databaseUrl);

@@ -72,7 +72,7 @@ t.test('defaults come from config/default.json', (t) => {
   t.equal(config.redisUrl, null);
   t.equal(config.authSecret, null);
   t.equal(config.instanceId, null, 'no INSTANCE_ID: an id generated once and stored in DATA_DIR');
-  t.same(config.upload, { concurrency: 32, queueLimit: 64, teamMaxShare: 0.8, retryAfterSeconds: 5, hashOffloadMinBytes: null, idleTimeoutSeconds: 8 });
+  t.same(config.upload, { concurrency: 32, queueLimit: 64, teamMaxShare: 0.8, retryAfterSeconds: 5, hashOffloadMinBytes: null, databaseFileMaxBytes: 65_536, idleTimeoutSeconds: 8 });
   t.equal(config.shutdownGraceSeconds, 25, 'below the 30 s a container orchestrator waits before SIGKILL');
   t.equal(config.crashSweepMinAgeSeconds, 600, 'the crash sweeper leaves anything touched in the last 10 minutes');
   t.same(config.rateLimit, { points: 32, durationSeconds: 10 });
@@ -110,6 +110,7 @@ t.test('environment variables override defaults', async (t) => {
       UPLOAD_TEAM_MAX_SHARE: '0.25',
       UPLOAD_RETRY_AFTER_SECONDS: '30',
       UPLOAD_IDLE_TIMEOUT_SECONDS: '7',
+      DATABASE_FILE_MAX_BYTES: '0',
       SHUTDOWN_GRACE_SECONDS: '0',
       CRASH_SWEEP_MIN_AGE_SECONDS: '2',
       RATE_LIMIT_POINTS: '100',
@@ -122,7 +123,8 @@ t.test('environment variables override defaults', async (t) => {
     });
     t.equal(config.port, 8080);
     t.equal(config.databasePoolSize, 20);
-    t.same(config.upload, { concurrency: 4, queueLimit: 0, teamMaxShare: 0.25, retryAfterSeconds: 30, hashOffloadMinBytes: null, idleTimeoutSeconds: 7 });
+    t.same(config.upload, { concurrency: 4, queueLimit: 0, teamMaxShare: 0.25, retryAfterSeconds: 30, hashOffloadMinBytes: null, databaseFileMaxBytes: 0, idleTimeoutSeconds: 7 });
+    t.throws(() => load({ DATABASE_FILE_MAX_BYTES: '2000000' }), /DATABASE_FILE_MAX_BYTES/, 'more than 1 MiB is refused');
     t.equal(load({ UPLOAD_TEAM_MAX_SHARE: '1' }).upload.teamMaxShare, 1, 'a share of 1 turns the team cap off');
     t.equal(load({ UPLOAD_TEAM_MAX_SHARE: '.5' }).upload.teamMaxShare, 0.5);
     t.equal(config.shutdownGraceSeconds, 0, 'SHUTDOWN_GRACE_SECONDS 0 aborts in-flight uploads at once');

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { apiRequest } from './api.js';
 import { clearCredential, loadCredential, saveCredential } from './credential-store.js';
 import { html } from './html.js';
+import { inviteIdOf, JoinView } from './join-view.js';
 import { navigate, useRoute } from './router.js';
 import { SessionContext, permissionsOf } from './session.js';
 import { Shell } from './shell.js';
@@ -9,7 +10,8 @@ import { SignInView } from './sign-in-view.js';
 import { TeamPicker } from './team-picker.js';
 
 // Signed out: the sign-in view. Signed in with a session but no team chosen: the team picker.
-// Otherwise the shell with the view of the address.
+// An invite link (/app/invite/{id}): the join view, once signed in. Otherwise the shell with the
+// view of the address.
 
 export function App() {
   const [credential, setCredential] = useState(loadCredential);
@@ -38,7 +40,8 @@ export function App() {
     saveCredential(next);
     setCredential(next);
     setSignedOutBecause(null);
-    navigate(next.teamId ? '/app/media' : '/app/teams', { replace: true });
+    // Signing in from an invite link comes back to it.
+    if (!inviteIdOf(location.pathname)) navigate(next.teamId ? '/app/media' : '/app/teams', { replace: true });
   }, []);
 
   const chooseTeam = useCallback((teamId) => {
@@ -69,8 +72,9 @@ export function App() {
 
   const session = useMemo(() => ({ credential, team, call, signOut, chooseTeam }), [credential, team, call, signOut, chooseTeam]);
 
-  if (!credential) return html`<${SignInView} onSignedIn=${signIn} reason=${signedOutBecause} />`;
+  const inviteId = inviteIdOf(path);
+  if (!credential) return html`<${SignInView} onSignedIn=${signIn} reason=${signedOutBecause ?? (inviteId ? 'Sign in with your account to accept the invite.' : null)} />`;
   return html`<${SessionContext.Provider} value=${session}>
-    ${!credential.teamId || path === '/app/teams' ? html`<${TeamPicker} />` : html`<${Shell} path=${path} />`}
+    ${inviteId ? html`<${JoinView} inviteId=${inviteId} />` : !credential.teamId || path === '/app/teams' ? html`<${TeamPicker} />` : html`<${Shell} path=${path} />`}
   </${SessionContext.Provider}>`;
 }

@@ -25,6 +25,7 @@ export function MediaDetails({ file, folders, call, teamId, canEdit, canDelete, 
     setConfirmDelete(false);
     heading.current?.focus();
   }, [file.id]);
+  const uploader = useUploader(call, base, file.id);
 
   const update = async (body, done) => {
     setError(null);
@@ -77,6 +78,7 @@ export function MediaDetails({ file, folders, call, teamId, canEdit, canDelete, 
       <dt>Size</dt><dd>${formatBytes(file.size)}</dd>
       <dt>Type</dt><dd>${file.contentType}</dd>
       <dt>Uploaded</dt><dd>${formatDate(file.createdAt)}</dd>
+      <dt>Uploaded by</dt><dd class="uploaded-by">${uploaderWords(uploader)}</dd>
       <dt>Changed</dt><dd>${formatDate(file.updatedAt)}</dd>
       <dt>Folder</dt><dd>${file.folderId ? folderPath(folders, file.folderId) || 'A folder' : 'None'}</dd>
       <dt>Visibility</dt><dd>${file.public ? 'Public: anyone with the link' : 'Private: signed links only'}</dd>
@@ -110,4 +112,25 @@ export function MediaDetails({ file, folders, call, teamId, canEdit, canDelete, 
           <button type="button" class="secondary" onClick=${() => setConfirmDelete(false)}>Keep it</button></p>`
       : html`<button type="button" class="secondary" onClick=${() => setConfirmDelete(true)}>Delete…</button>`) : ''}
   </aside>`;
+}
+
+/** Who uploaded the file (the single-media read's uploadedBy): undefined while asking, null for a member or a deleted key. */
+function useUploader(call, base, fileId) {
+  const [uploader, setUploader] = useState(undefined);
+  useEffect(() => {
+    let live = true;
+    setUploader(undefined);
+    call('GET', `${base}/${fileId}`).then((answer) => live && setUploader(answer.uploadedBy ?? null), () => live && setUploader('unknown'));
+    return () => {
+      live = false;
+    };
+  }, [call, base, fileId]);
+  return uploader;
+}
+
+function uploaderWords(uploader) {
+  if (uploader === undefined) return '…';
+  if (uploader === 'unknown') return 'Not known';
+  if (uploader === null) return 'A team member (or a key since deleted)';
+  return uploader.name ? `API key ${uploader.name}` : 'An API key without a description';
 }

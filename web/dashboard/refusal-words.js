@@ -28,14 +28,18 @@ export function refusalInWords(error) {
       return { title: 'It does not exist any more.', action: 'Reload the list.' };
     case 409:
       return { title: `It conflicts with what exists: ${error.message}`, action: 'Choose another name.' };
-    case 413:
-      return { title: 'The file is too large to send in one request.', action: 'Upload it again: large files go through resumable upload.' };
+    case 413: {
+      // The dashboard sends large files through tus, so a 413 is the service's (or an upload URL's) largest file.
+      const limit = typeof error.value === 'number' ? ` (${formatBytes(error.value)} per file)` : '';
+      return { title: `This file is larger than the service accepts${limit}.`, action: 'Compress it (zip) or split it into smaller files, then upload those.' };
+    }
     case 415:
       return { title: 'This type of file is not accepted (HTML, scripts, programs and SVG are refused).', action: 'Upload it in an archive (zip), or as another type.' };
     case 429:
-      return { title: 'Too many requests in a short time.', action: `Wait a little.${wait}` };
+      return { title: 'Too many requests in a short time.', action: `Wait, then retry the file.${wait}` };
     case 503:
-      return { title: 'The service is busy.', action: `It is not your fault.${wait}` };
+      if (error.messageKey === 'error.media.uploadBusy') return { title: 'The service is busy with other uploads.', action: `It is not your fault: retry the file.${wait}` };
+      return { title: 'The service is busy or its storage is unavailable.', action: `It is not your fault: retry the file.${wait}` };
     default:
       return { title: error?.message ?? 'Something went wrong.', action: 'Try again; if it persists, tell the operator.' };
   }

@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { html } from './html.js';
+import { LazyView } from './lazy-view.js';
 import { NAV_ITEMS, viewFor } from './nav-items.js';
 import { Notices } from './notices.js';
 import { Link, navigate } from './router.js';
@@ -10,7 +11,9 @@ import { allows, useSession } from './session.js';
 export function Shell({ path }) {
   const { credential, team, signOut } = useSession();
   const items = NAV_ITEMS.filter((item) => allows(team?.permissions, item.permission));
-  const current = viewFor(path);
+  // A view the member's permissions do not allow is not opened by its address either.
+  const found = viewFor(path);
+  const current = found && items.includes(found) ? found : null;
   const heading = useRef(null);
 
   useEffect(() => {
@@ -21,7 +24,6 @@ export function Shell({ path }) {
     heading.current?.focus();
   }, [current?.path, Boolean(team)]);
 
-  const View = current?.view;
   if (!team) return html`<main id="main"><p class="muted" role="status">Opening the team…</p></main>`;
   return html`<div class="shell">
     <a class="skip-link" href="#main">Skip to content</a>
@@ -41,7 +43,8 @@ export function Shell({ path }) {
     </header>
     <main id="main">
       <h1 tabindex="-1" ref=${heading}>${current?.label ?? ''}</h1>
-      ${View ? html`<${View} key=${team.id} />` : ''}
+      ${current?.view ? html`<${current.view} key=${team.id} />` : ''}
+      ${current?.load ? html`<${LazyView} key=${`${team.id} ${current.path}`} load=${current.load} />` : ''}
     </main>
     <${Notices} />
   </div>`;

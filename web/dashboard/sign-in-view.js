@@ -9,7 +9,6 @@ import { finishProviderSignIn, startProviderSignIn } from './provider-sign-in.js
 
 const PROVIDER_LABELS = { discord: 'Sign in with Discord', google: 'Sign in with Google' };
 const TEAM_KEY = /^tws_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function SignInView({ onSignedIn, reason }) {
   const [providers, setProviders] = useState([]);
@@ -46,16 +45,18 @@ export function SignInView({ onSignedIn, reason }) {
     });
   };
 
+  // The key alone: GET /v1/auth/key says which team it belongs to.
   const signInWithKey = (event) => {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const teamId = String(form.get('teamId')).trim();
-    const key = String(form.get('apiKey')).trim();
-    if (!UUID.test(teamId)) return setError('The team id is a UUID, as the operator gave it with the key.');
+    const key = String(new FormData(event.currentTarget).get('apiKey')).trim();
     if (!TEAM_KEY.test(key)) return setError('A team API key looks like tws_ followed by 16 hex digits, _ and 43 more characters.');
     return attempt(async () => {
-      await apiRequest(key, 'GET', `/v1/teams/${teamId}/me`);
-      onSignedIn({ kind: 'key', token: key, teamId });
+      const identity = await apiRequest(key, 'GET', '/v1/auth/key');
+      if (identity.scopes.length > 0) {
+        setError('This key can only upload files (its scope is media:upload): sign in with a full key of the team.');
+        return;
+      }
+      onSignedIn({ kind: 'key', token: key, teamId: identity.teamId });
     });
   };
 
@@ -81,10 +82,8 @@ export function SignInView({ onSignedIn, reason }) {
     </section>
     <section aria-labelledby="key-heading" class="card">
       <h2 id="key-heading">With a team API key</h2>
-      <p class="muted">For fleets without user accounts. The key stays in this tab only, and is forgotten when it closes.</p>
+      <p class="muted">For fleets without user accounts: the key alone opens its team. It stays in this tab only, and is forgotten when it closes.</p>
       <form onSubmit=${signInWithKey}>
-        <label for="team-id">Team id</label>
-        <input id="team-id" name="teamId" autocomplete="off" spellcheck="false" required />
         <label for="api-key">API key</label>
         <input id="api-key" name="apiKey" type="password" autocomplete="off" spellcheck="false" required />
         <button type="submit" disabled=${busy}>Open the team</button>

@@ -36,6 +36,8 @@ import { Migration20261130020000WorkspacePeople } from './Migration2026113002000
 import { Migration20261130030000NewsLinksPortal } from './Migration20261130030000NewsLinksPortal.ts';
 import { Migration20261130040000NotificationDeliveries } from './Migration20261130040000NotificationDeliveries.ts';
 import { Migration20261130041000DiscordMembers } from './Migration20261130041000DiscordMembers.ts';
+import { Migration20261201020000MediaContent } from './Migration20261201020000MediaContent.ts';
+import { Migration20261205010000LeanUploadCommit } from './Migration20261205010000LeanUploadCommit.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -76,4 +78,6 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261130030000NewsLinksPortal', class: Migration20261130030000NewsLinksPortal },
   { name: 'Migration20261130040000NotificationDeliveries', class: Migration20261130040000NotificationDeliveries },
   { name: 'Migration20261130041000DiscordMembers', class: Migration20261130041000DiscordMembers },
+  { name: 'Migration20261201020000MediaContent', class: Migration20261201020000MediaContent },
+  { name: 'Migration20261205010000LeanUploadCommit', class: Migration20261205010000LeanUploadCommit },
 ];

@@ -2,7 +2,8 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { announceAuthChange, type AuthCache } from '../../auth/auth-changes.ts';
 import { generateApiKey } from '../../auth/api-key-secret.ts';
 import { allPermissions } from '../../auth/permissions.ts';
-import { forbidden, notFound } from '../../errors/errors.ts';
+import type { Principal } from '../../auth/principal.ts';
+import { forbidden, notFound, unauthorized } from '../../errors/errors.ts';
 import type { Caller } from '../members/member-admin.service.ts';
 import { TeamMember } from '../members/team-member.entity.ts';
 import { LogAction, recordTeamLog } from '../team-logs/team-log.service.ts';
@@ -39,6 +40,14 @@ export class ApiKeyAdminService {
   async list(teamId: string) {
     const keys = await this.orm.em.fork().find(ApiKey, { team: teamId }, { populate: ['teamMember'], orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] });
     return keys.map((key) => apiKeyInfoView(key, key.teamMember ?? null));
+  }
+
+  /** The calling key as ApiKeyInfo, with what it may do (GET /v1/auth/key): how a key finds its team. */
+  async describe(principal: Principal) {
+    const apiKey = principal.keyId ? await this.orm.em.fork().findOne(ApiKey, { id: principal.keyId }, { populate: ['teamMember'] }) : null;
+    // Deleted between the check of the key and this read.
+    if (!apiKey) throw unauthorized('Invalid API key');
+    return { ...apiKeyInfoView(apiKey, apiKey.teamMember ?? null), permissions: [...principal.permissions].sort() };
   }
 
   async create(teamId: string, input: unknown, caller: Caller) {

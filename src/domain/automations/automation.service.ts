@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
@@ -11,7 +12,7 @@ import { Team } from '../teams/team.entity.ts';
 import { isUuid, parseInput, uuid } from '../validation.ts';
 import { announceAutomationWork } from './automation-channel.ts';
 import { AUTOMATION_KINDS, Automation, DELIVERY_STATUSES, type DeliveryStatus } from './automation.entity.ts';
-import { EventKind, eventKinds } from './event-kinds.ts';
+import { EventKind, eventKinds, TEST_EVENT_KIND } from './event-kinds.ts';
 import { generateSecret } from './signature.ts';
 import { MAX_URL_LENGTH, parseTargetUrl } from './target-url.ts';
 import { timestampIso } from '../views.ts';
@@ -224,7 +225,8 @@ export class AutomationService {
     const url = parseTargetUrl(data.url, { allowPrivateTargets: this.allowPrivateTargets });
     const tags = parseTags(data.tags ?? []);
     return this.orm.em.fork().transactional(async (em) => {
-      // Locking the team row serialises the limit check of concurrent creations.
+      // Locking the team row serialises the limit check of concurrent creations, and orders the
+      // creation against the batch commits of uploads, which write outbox rows only once it exists.
       const team = isUuid(teamId) ? await em.findOne(Team, { id: teamId }, { populate: ['plan'], lockMode: LockMode.PESSIMISTIC_WRITE }) : null;
       if (!team) throw notFound('team', teamId);
       const limit = effectiveLimits(team.plan?.limits, team.limitOverrides).maxAutomations;
@@ -261,6 +263,9 @@ export class AutomationService {
     const url = data.url === undefined ? undefined : parseTargetUrl(data.url, { allowPrivateTargets: this.allowPrivateTargets });
     const tags = data.tags === undefined ? undefined : parseTags(data.tags);
     const { view, resumed } = await this.orm.em.fork().transactional(async (em) => {
+      // Under the team row's lock: a batch of uploads commits before the change or sees it, since it
+      // writes outbox rows only for a team with an enabled automation (media_commit_uploads).
+      if (isUuid(teamId)) await em.execute('select 1 from team where id = ? for share', [teamId]);
       const automation = await this.find(em, teamId, automationId, true);
       if (data.folderId) await this.requireFolder(em, teamId, data.folderId);
       const wasEnabled = automation.enabled;
@@ -329,6 +334,35 @@ export class AutomationService {
       await em.flush();
       return { ...automationView(automation), secret: automation.secret };
     });
+  }
+
+  /**
+   * Queues a test message (`automation.test`, data `{automation: {id, name}}`) for this target
+   * only: an outbox event marked as fanned out, so no other target gets it, and its delivery, sent
+   * and retried like any other, after the target's open deliveries. 409 for a disabled target,
+   * which sends nothing while disabled.
+   */
+  async sendTest(teamId: string, automationId: string): Promise<DeliveryView> {
+    const view = await this.orm.em.fork().transactional(async (em) => {
+      const automation = await this.find(em, teamId, automationId, true);
+      if (!automation.enabled) throw conflict('The automation is disabled; enable it to send a test', 'disabled');
+      const eventId = randomUUID();
+      const deliveryId = randomUUID();
+      await em.execute(
+        `insert into media_event (id, team_id, kind, payload, occurred_at, fanned_out) values (?, ?, ?, ?::jsonb, now(), true)`,
+        [eventId, teamId, TEST_EVENT_KIND, JSON.stringify({ automation: { id: automation.id, name: automation.name } })],
+      );
+      await em.execute(
+        `insert into automation_delivery (id, automation_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
+         values (?, ?, ?, 'pending', 0, now(), now(), now())`,
+        [deliveryId, automation.id, eventId],
+      );
+      await announceAutomationWork(em);
+      const rows = await em.execute<DeliveryRow[]>(`${SELECT_DELIVERIES} where d.id = ?`, [deliveryId]);
+      return deliveryView(rows[0]!);
+    });
+    this.wake();
+    return view;
   }
 
   /** Newest first (the reverse of the delivery order). */

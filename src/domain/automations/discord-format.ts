@@ -1,4 +1,4 @@
-import { EventKind } from './event-kinds.ts';
+import { EventKind, TEST_EVENT_KIND } from './event-kinds.ts';
 import type { EventPayload, MediaRecord } from './payload.ts';
 
 /**
@@ -85,6 +85,15 @@ function mediaMessage(payload: EventPayload, media: MediaRecord): DiscordMessage
 export function discordMessage(payload: EventPayload): DiscordMessage {
   const media = payload.data['media'] as MediaRecord | null | undefined;
   if (payload.kind === EventKind.mediaUploaded && media) return mediaMessage(payload, media);
+  if (payload.kind === TEST_EVENT_KIND) {
+    const automation = payload.data['automation'] as { name?: unknown } | undefined;
+    const name = typeof automation?.name === 'string' ? automation.name : '';
+    return {
+      content: cut(`Test message for the automation **${escapeMarkdown(name)}**: this channel receives the team's events.`, LIMITS.content),
+      embeds: [],
+      allowed_mentions: { parse: [] },
+    };
+  }
   return {
     content: cut(`Event \`${payload.kind}\` (${payload.id})`, LIMITS.content),
     embeds: [],

@@ -13,3 +13,9 @@ export const EventKind = {
 export type EventKindName = (typeof EventKind)[keyof typeof EventKind];
 
 export const eventKinds: readonly EventKindName[] = Object.values(EventKind);
+
+/**
+ * A test message, sent to one target on request (`POST .../automations/{id}/test`) and never
+ * fanned out: no target subscribes to it, so it is not among `eventKinds`.
+ */
+export const TEST_EVENT_KIND = 'automation.test';

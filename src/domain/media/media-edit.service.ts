@@ -1,3 +1,4 @@
+import { isDatabaseLocation } from '../../storage/storage-location.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
@@ -95,6 +96,7 @@ export interface MediaDeletion {
 interface DeletedRow {
   id: string;
   storage_key: string;
+  storage_location: string | null;
   size: string | number;
   file_name: string;
   thumbnail_status: string | null;
@@ -225,7 +227,7 @@ export class MediaEditService {
       const deleted =
         wanted.length === 0
           ? []
-          : await em.execute<DeletedRow[]>('delete from media_file where team_id = ? and id in (?) returning id, storage_key, size, file_name, thumbnail_status', [teamId, wanted]);
+          : await em.execute<DeletedRow[]>('delete from media_file where team_id = ? and id in (?) returning id, storage_key, storage_location, size, file_name, thumbnail_status', [teamId, wanted]);
       for (const row of deleted) row.transform_keys = transforms.filter((transform) => transform.media_id === row.id).map((transform) => transform.storage_key);
       const freed = deleted.reduce((sum, row) => sum + Number(row.size), 0);
       // The same conditional update as StorageQuota.free, answering the new total.
@@ -250,7 +252,8 @@ export class MediaEditService {
 
   private async afterDelete(teamId: string, deleted: DeletedRow[]): Promise<void> {
     if (deleted.length === 0) return;
-    const byKey = new Map(deleted.map((row) => [row.storage_key, row]));
+    // A small file kept in the database went with its row.
+    const byKey = new Map(deleted.filter((row) => !isDatabaseLocation(row.storage_location)).map((row) => [row.storage_key, row]));
     // A thumbnail being made now is removed by its thumbnailer, which finds the row gone (thumbnailer.ts).
     for (const row of deleted) if (row.thumbnail_status === 'ready') byKey.set(thumbnailStorageKey(teamId, row.id), row);
     // Its resized images too; one being made now is removed by its transformer, which finds the row gone (image-transformer.ts).

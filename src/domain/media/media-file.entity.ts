@@ -9,7 +9,7 @@ export const MediaFileSchema = defineEntity({
   extends: BaseSchema,
   indexes: [
     { name: 'media_file_team_created_idx', properties: ['team', 'createdAt', 'id'] },
-    { name: 'media_file_team_folder_idx', properties: ['team', 'folder'] },
+    // (team, folder) lookups use media_file_team_folder_created_idx (Migration20261121020000MediaSearch).
   ],
   properties: {
     team: () => p.manyToOne(Team).deleteRule('cascade'),
@@ -17,6 +17,8 @@ export const MediaFileSchema = defineEntity({
     fileName: p.string().length(255),
     /** Storage object key, derived from the id, never from user input. */
     storageKey: p.string().length(255).unique(),
+    /** Where the bytes are (src/storage/storage-location.ts): `fs`, `s3:<bucket>/<prefix>` or `db`; written by the upload commit only. */
+    storageLocation: p.text().nullable(),
     size: p.bigint('number').check('size >= 0'),
     contentType: p.string().length(255),
     /** xxhash64 of the content, hex. */

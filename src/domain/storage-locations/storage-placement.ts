@@ -37,7 +37,8 @@ export interface PlacementOptions {
  *    ever). One not found keeps no location and counts as elsewhere: it was written to another
  *    store, or is lost.
  * 2. Switch: in one transaction, every row with a verified copy here (`storage_copy`, written by
- *    `storage migrate`) is recorded here; then the rows recorded elsewhere are counted. If there
+ *    `storage migrate`) is recorded here; then the rows recorded elsewhere are counted (not those
+ *    in the database, `db`, which every instance reaches wherever its store is). If there
  *    are any, the transaction rolls back (a service still on the old store keeps finding its
  *    rows) and the caller refuses to start. So a row moves only with its verified copy, and only
  *    when every row can move.
@@ -89,7 +90,7 @@ export async function placeStoredObjects(options: PlacementOptions): Promise<Pla
       for (const { table } of STORED_OBJECT_TABLES) {
         const rows = await em.execute<{ storage_location: string | null; count: string | number }[]>(
           `select storage_location, count(*) as count from ${table}
-            where storage_location is distinct from ?${claimComplete ? '' : ' and storage_location is not null'}
+            where storage_location is distinct from ? and storage_location is distinct from 'db'${claimComplete ? '' : ' and storage_location is not null'}
             group by storage_location`,
           [location],
         );

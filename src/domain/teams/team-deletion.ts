@@ -43,7 +43,8 @@ interface QueueRow {
 const QUEUE_TEAM_OBJECTS = `
 insert into storage_deletion (id, kind, storage_key, data, reason, created_at)
 select gen_random_uuid(), kind, storage_key, data, 'TEAM_DELETE', now() from (
-  select 'object' as kind, storage_key, null::jsonb as data from media_file where team_id = ?
+  -- not a small file kept in the database: its bytes go with its row
+  select 'object' as kind, storage_key, null::jsonb as data from media_file where team_id = ? and storage_location is distinct from 'db'
   -- thumbnailStorageKey (src/domain/media/thumbnail-links.ts); one still being made is removed by its thumbnailer
   union all select 'object', 'thumbnails/' || team_id || '/' || id || '.webp', null from media_file where team_id = ? and thumbnail_status = 'ready'
   -- cached resized images; one recorded from now on waits for the team's lock and then fails (transform-cache.ts)

@@ -4,6 +4,7 @@ import type { HttpRequest, HttpResult, Route } from '../types.ts';
 import { publicRouteBuilder } from '../routes/route-builder.ts';
 import { loadDashboardAssets, VENDOR_BASE } from './dashboard-assets.ts';
 import { dashboardHeaders } from './dashboard-headers.ts';
+import { staticImportClosure } from './static-imports.ts';
 import { dashboardPage } from './dashboard-page.ts';
 import { chooseEncoding, encodedBody, etagOf, staticAsset, type StaticAsset } from './static-asset.ts';
 
@@ -32,8 +33,10 @@ interface Dashboard {
 
 async function buildDashboard(options: DashboardRouteOptions): Promise<Dashboard> {
   const { assets, vendor, imports, pageTemplate } = await loadDashboardAssets();
+  const sources = new Map([...assets].filter(([name]) => name.endsWith('.js')).map(([name, asset]) => [name, asset.plain.toString('utf8')]));
   const modules = {
-    assets: [...assets.keys()].filter((name) => name.endsWith('.js')),
+    // What main.js imports statically; the team screens load when first opened.
+    assets: staticImportClosure(sources, 'main.js'),
     // tus-js-client is loaded only when a large file is uploaded.
     vendor: Object.values(imports).filter((url) => !url.endsWith('tus.min.js')),
   };

@@ -51,6 +51,14 @@ export function automationOperations(base: string, family: 'team' | 'operator'):
       responses: { 200: { description: 'The automation with its new secret.', schema: automationWithSecretSchema } },
       errors: { 404: notFound },
     },
+    [`POST ${base}/:automationId/test`]: {
+      operationId: id('testAutomation'), summary: 'Send a test message to an automation\'s target',
+      description: `${who} Queues one delivery of an automation.test event (data {automation: {id, name}}) for this target only, sent, signed and retried like any delivery; `
+        + 'follow it in the delivery list.',
+      tag, access,
+      responses: { 201: { description: 'The delivery, pending.', schema: deliverySchema } },
+      errors: { 404: notFound, 409: 'The automation is disabled.' },
+    },
     [`GET ${base}/:automationId/deliveries`]: {
       operationId: id('listDeliveries'), summary: 'List an automation\'s deliveries', description: `${who} Newest first; paged by headers.`, tag, access,
       query: z.object({ status: z.enum(DELIVERY_STATUSES).optional() }),

@@ -30,6 +30,7 @@ const COMMON_ERRORS = [400, 431, 500, 503];
 /** Errors implied by who may call. */
 const ACCESS_ERRORS: Record<Access, number[]> = {
   teamApiKey: [401, 403, 429],
+  teamApiKeyOnly: [401, 429],
   sessionToken: [401, 429],
   authSecret: [401, 429],
   metricsToken: [401, 403],
@@ -38,6 +39,7 @@ const ACCESS_ERRORS: Record<Access, number[]> = {
 
 const SECURITY: Record<Access, Record<string, string[]>[]> = {
   teamApiKey: [{ teamApiKey: [] }, { sessionToken: [] }],
+  teamApiKeyOnly: [{ teamApiKey: [] }],
   sessionToken: [{ sessionToken: [] }],
   authSecret: [{ authSecret: [] }],
   // A token when METRICS_TOKEN is set; nothing from loopback otherwise.
@@ -98,7 +100,7 @@ function responses(doc: OperationDoc): ZodOpenApiResponsesObject {
         ...Object.fromEntries(Object.entries(response.content ?? {}).map(([type, schema]) => [type, { schema }])),
       }
       : undefined;
-    const headers = response.headers ?? (doc.access === 'teamApiKey' || doc.access === 'sessionToken' ? rateLimitHeaders : undefined);
+    const headers = response.headers ?? (doc.access === 'teamApiKey' || doc.access === 'teamApiKeyOnly' || doc.access === 'sessionToken' ? rateLimitHeaders : undefined);
     result[status] = { description: response.description, ...(content && { content }), ...(headers && { headers }) };
   }
   const errors = new Set([...COMMON_ERRORS, ...ACCESS_ERRORS[doc.access], ...Object.keys(doc.errors).map(Number)]);

@@ -199,7 +199,7 @@ export const mediaOperations: Record<string, OperationDoc> = {
     summary: 'Get a link to a file',
     description: `${teamRoute('team.media.view')} The public link of a public file; a link signed for one hour for a private one. `
       + 'With any of w, h, fit, format, q: the link of the image resized so (getFile), its parameters in one spelling, and for a private file '
-      + 'signed with them.',
+      + 'signed with them. uploadedBy names the API key that uploaded the file (null for a signed-in member or a deleted key).',
     tag: 'media',
     access: 'teamApiKey',
     query: z.object(transformQuery),

@@ -8,8 +8,8 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../domain/paging.ts';
  */
 
 /** Who may call: a team API key, the operator secret, the metrics token (or loopback), or anyone. */
-/** teamApiKey routes take a user's session token too (acting with that user's membership); sessionToken routes take only a session. */
-export type Access = 'teamApiKey' | 'sessionToken' | 'authSecret' | 'metricsToken' | 'public';
+/** teamApiKey routes take a user's session token too (acting with that user's membership); sessionToken routes take only a session, teamApiKeyOnly routes only a key. */
+export type Access = 'teamApiKey' | 'teamApiKeyOnly' | 'sessionToken' | 'authSecret' | 'metricsToken' | 'public';
 
 export interface ResponseDoc {
   description: string;

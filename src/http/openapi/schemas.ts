@@ -158,8 +158,20 @@ export const mediaListSchema = z
   })
   .meta({ id: 'MediaList' });
 
+export const mediaUploaderSchema = z
+  .object({
+    keyId: id,
+    name: z.string().nullable().meta({ description: 'The key\'s description; null when it has none.' }),
+  })
+  .meta({ id: 'MediaUploader', description: 'The API key that uploaded the file (also through an upload URL it made).' });
+
 export const mediaLinkSchema = z
-  .object({ url: z.string().meta({ description: 'The public link, or for a private file a link signed for one hour.' }) })
+  .object({
+    url: z.string().meta({ description: 'The public link, or for a private file a link signed for one hour.' }),
+    uploadedBy: mediaUploaderSchema.nullable().meta({
+      description: 'The API key that uploaded the file; null when a signed-in member uploaded it (or an upload URL a member made), or the key was deleted.',
+    }),
+  })
   .meta({ id: 'MediaLink' });
 
 export const textPreviewSchema = z

@@ -8,11 +8,17 @@ import { exchangeCodeSchema, LAUNCHER_CODE_TTL_SECONDS, startCodeSchema } from '
 import type { OperationDoc } from './operation-doc.ts';
 import { tokenProgressSchema } from './verification-operations.ts';
 import { JSON_BODY_ERRORS } from './common-errors.ts';
+import { apiKeySchema } from './schemas.ts';
 
 /** Accounts, sign-in and sessions (src/http/routes/users/, src/http/routes/operator/user-operator-routes.ts; docs/accounts.md). */
 
 const id = z.uuid();
 const timestamp = z.iso.datetime();
+
+const callingApiKeySchema = apiKeySchema
+  .omit({ key: true })
+  .extend({ permissions: z.array(z.string()).meta({ description: 'What the key may do on its team, sorted.' }) })
+  .meta({ id: 'CallingApiKey' });
 
 export const userSchema = z
   .object({
@@ -134,6 +140,18 @@ export const userOperations: Record<string, OperationDoc> = {
     access: 'sessionToken',
     responses: { 204: { description: 'The session token no longer works, on any instance.' } },
     errors: {},
+  },
+  'GET /v1/auth/key': {
+    operationId: 'getCallingApiKey',
+    summary: 'The calling team API key: its team and what it may do',
+    description: 'For a client that holds only a key (the dashboard\'s key sign-in, a script): the key as ApiKeyInfo (its `teamId`, `id`, '
+      + '`description`, linked member and `scopes`, never its secret) and `permissions`, what it may do on its team (its member\'s own and groups\', '
+      + 'every permission for a key that acts as the owner). A key narrowed by a scope is answered too. A session token is not a key: 401 '
+      + '(a signed-in user lists its teams with GET /v1/users/me/teams).',
+    tag: 'auth',
+    access: 'teamApiKeyOnly',
+    responses: { 200: { description: 'The key.', schema: callingApiKeySchema } },
+    errors: { 401: 'No key, or an unknown, rerolled or deleted one (its member left, or its user is disabled), or a session token.' },
   },
   'GET /v1/users/me': {
     operationId: 'getMe',

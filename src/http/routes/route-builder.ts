@@ -135,6 +135,30 @@ export function userRouteBuilder(deps: UserRouteDeps, maxJsonBodyBytes: number):
   return (method, pattern, handle) => defineRoute(method, pattern, guard, handle, maxJsonBodyBytes);
 }
 
+// ---- A team API key's own routes ----------------------------------------------------------
+
+/** Who calls a key route: the key, whichever team it belongs to. */
+export interface KeyCaller {
+  principal: Principal;
+}
+
+export type KeyRoute = (method: HttpMethod, pattern: string, handle: RouteHandler<KeyCaller>) => Route;
+
+/**
+ * Builds the routes about the calling key itself (no team in the path: the key says which): each
+ * checks the key (401; a session token is not a key and gets 401 too, as a key does on the user
+ * routes), then the key's rate limit (429), and answers with its RateLimit headers. A key narrowed
+ * by a scope passes: these routes only tell the key what it is.
+ */
+export function keyRouteBuilder(deps: TeamCallerDeps, maxJsonBodyBytes: number): KeyRoute {
+  const guard: Guard<KeyCaller> = async (request) => {
+    const principal = await deps.authenticator.identifyKey(request.headers['authorization'], request.remoteAddress);
+    const headers = await deps.rateLimiter.consume(principal.rateLimitKey);
+    return { caller: { principal }, headers };
+  };
+  return (method, pattern, handle) => defineRoute(method, pattern, guard, handle, maxJsonBodyBytes);
+}
+
 // ---- The operator's routes ------------------------------------------------------------------
 
 export interface OperatorRouteDeps {

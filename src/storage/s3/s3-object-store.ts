@@ -42,6 +42,8 @@ export interface S3ObjectStoreOptions {
   maxSockets?: number;
   /** Attempts per request, including the first (default 3). */
   maxAttempts?: number;
+  /** Called for every request sent to S3, each retry included, with its operation (PutObject, UploadPart, ...). */
+  onRequest?: (operation: string) => void;
 }
 
 const MiB = 1024 * 1024;
@@ -89,6 +91,20 @@ function signPayloadsByTls(client: S3Client): void {
       return next(args);
     },
     { step: 'build', name: 'unsignedPayloadOverTls' },
+  );
+}
+
+/**
+ * Reports every request the client sends. A low-priority finalizeRequest middleware runs inside the
+ * SDK's retry middleware (high priority, same step), so each attempt is counted: what S3 bills.
+ */
+function countRequests(client: S3Client, onRequest: (operation: string) => void): void {
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      onRequest(context.commandName?.replace(/Command$/, '') ?? 'unknown');
+      return next(args);
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'countRequests' },
   );
 }
 
@@ -142,6 +158,7 @@ export class S3ObjectStore implements ObjectStore {
       },
     });
     if (endpointUsesTls(options.endpoint)) signPayloadsByTls(this.#client);
+    if (options.onRequest) countRequests(this.#client, options.onRequest);
   }
 
   #objectKey(key: unknown, operation: string): string {

@@ -1,4 +1,3 @@
-import PQueue from 'p-queue';
 import { uploadBusy } from '../../errors/errors.ts';
 import type { ServiceError } from '../../errors/service-error.ts';
 
@@ -26,7 +25,7 @@ export function teamPlaceLimit(options: Pick<AdmissionGateOptions, 'concurrency'
  * teams are still admitted, so one team with many keys cannot starve the rest.
  */
 export class AdmissionGate {
-  private readonly queue: PQueue;
+  private readonly concurrency: number;
   private readonly queueLimit: number;
   private readonly retryAfterSeconds: number;
   /** Most places (running + waiting) one team may hold. */
@@ -34,22 +33,28 @@ export class AdmissionGate {
   /** Places held per team; a team is absent when it holds none. */
   private readonly held = new Map<string, number>();
   private closed = false;
-  /** Aborts of the uploads waiting for a slot; close() refuses them. Running ones are not in it. */
-  private readonly waitingAborts = new Set<AbortController>();
+  private runningCount = 0;
+  /**
+   * The uploads waiting for a slot, first come first served (a Set keeps insertion order, and one
+   * that gives up leaves from the middle at once). An upload that finds a slot free and nobody
+   * waiting runs at once, with no queue entry or abort listener of its own.
+   */
+  private readonly waiters = new Set<Waiter>();
+  private readonly idleWaiters: Array<() => void> = [];
 
   constructor(options: AdmissionGateOptions) {
-    this.queue = new PQueue({ concurrency: options.concurrency });
+    this.concurrency = Math.max(1, options.concurrency);
     this.queueLimit = options.queueLimit;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.teamLimit = teamPlaceLimit(options);
   }
 
   get running(): number {
-    return this.queue.pending;
+    return this.runningCount;
   }
 
   get waiting(): number {
-    return this.queue.size;
+    return this.waiters.size;
   }
 
   /** Places (running and waiting) `teamId` holds now. */
@@ -59,62 +64,67 @@ export class AdmissionGate {
 
   /**
    * Waits for a slot and resolves with its release function, which the caller
-   * must call exactly once. Throws uploadBusy when the waiting room is full,
-   * when `teamId` already holds its share of the places, or when the gate is
-   * closed; an aborted `signal` takes the request out of the queue.
+   * must call exactly once (a second call does nothing). Throws uploadBusy when
+   * the waiting room is full, when `teamId` already holds its share of the
+   * places, or when the gate is closed; an aborted `signal` takes the request
+   * out of the queue (rejecting with the signal's reason).
    */
   async admit(teamId: string, signal?: AbortSignal): Promise<() => void> {
     const refusal = this.refusal(teamId);
     if (refusal) throw refusal;
+    signal?.throwIfAborted();
     this.take(teamId);
-    let holding = true;
-    const giveBack = () => {
-      if (holding) {
-        holding = false;
-        this.give(teamId);
-      }
-    };
-    // Only a waiting upload is taken out by close(): a running one's signal must stay quiet, or the
-    // queue would count its slot free while it still runs.
-    const wait = new AbortController();
-    this.waitingAborts.add(wait);
-    let started = false;
+    if (this.runningCount < this.concurrency && this.waiters.size === 0) {
+      this.runningCount++;
+      return this.releaseOf(teamId);
+    }
     return new Promise<() => void>((resolve, reject) => {
-      this.queue
-        .add(
-          () =>
-            new Promise<void>((release) => {
-              started = true;
-              this.waitingAborts.delete(wait);
-              let released = false;
-              resolve(() => {
-                if (!released) {
-                  released = true;
-                  giveBack();
-                  release();
-                }
-              });
-            }),
-          { signal: signal ? AbortSignal.any([signal, wait.signal]) : wait.signal },
-        )
-        .catch((error: unknown) => {
-          // Taken out while waiting: its team's place is given back now. A started upload keeps its
-          // place until its release, whatever its signal does.
-          if (!started) giveBack();
-          reject(wait.signal.aborted ? uploadBusy(this.retryAfterSeconds) : error);
-        })
-        .finally(() => this.waitingAborts.delete(wait));
+      const waiter: Waiter = {
+        start: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(this.releaseOf(teamId));
+        },
+        refuse: (error) => {
+          signal?.removeEventListener('abort', onAbort);
+          this.waiters.delete(waiter);
+          this.give(teamId);
+          reject(error);
+          this.settleIdle();
+        },
+      };
+      const onAbort = () => waiter.refuse(signal!.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.add(waiter);
     });
   }
 
   /** The uploadBusy that admit() would throw right now, or null; takes nothing (an upload that would be refused skips its other work). */
   refusal(teamId: string): ServiceError | null {
-    const free = this.queue.pending < this.queue.concurrency;
-    if (this.closed || (!free && this.queue.size >= this.queueLimit)) return uploadBusy(this.retryAfterSeconds);
+    const free = this.runningCount < this.concurrency;
+    if (this.closed || (!free && this.waiters.size >= this.queueLimit)) return uploadBusy(this.retryAfterSeconds);
     if (this.heldBy(teamId) >= this.teamLimit) {
       return uploadBusy(this.retryAfterSeconds, 'This team holds its share of the upload capacity of this instance, retry later');
     }
     return null;
+  }
+
+  /** A running upload's release: its slot goes to the first waiter, or is freed. */
+  private releaseOf(teamId: string): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.give(teamId);
+      const next = this.waiters.values().next();
+      if (next.done) {
+        this.runningCount--;
+        this.settleIdle();
+      } else {
+        // The slot passes on: running stays the same.
+        this.waiters.delete(next.value);
+        next.value.start();
+      }
+    };
   }
 
   private take(teamId: string): void {
@@ -127,15 +137,27 @@ export class AdmissionGate {
     else this.held.delete(teamId);
   }
 
+  private settleIdle(): void {
+    if (this.runningCount > 0 || this.waiters.size > 0) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
   /** Refuses new uploads from now on (shutdown), and the waiting ones with 503 uploadBusy; running ones finish. */
   close(): void {
     this.closed = true;
-    for (const wait of this.waitingAborts) wait.abort();
-    this.waitingAborts.clear();
+    for (const waiter of [...this.waiters]) waiter.refuse(uploadBusy(this.retryAfterSeconds));
   }
 
   /** Resolves when no upload runs or waits. */
-  async idle(): Promise<void> {
-    await this.queue.onIdle();
+  idle(): Promise<void> {
+    if (this.runningCount === 0 && this.waiters.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
+}
+
+interface Waiter {
+  /** Its turn came: it runs now, holding the slot it was handed. */
+  start(): void;
+  /** It gives up (its client left) or is refused (close): out of the queue, its team's place given back. */
+  refuse(error: unknown): void;
 }

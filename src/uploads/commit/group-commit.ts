@@ -12,6 +12,8 @@ export interface UploadCommitRecord {
   storageKey: string;
   /** Where the object was written (ObjectStore.location): the row records it. */
   storageLocation: string;
+  /** A small file's bytes, inserted into media_content with its row (storageLocation `db`); null: in the object store. */
+  content?: Buffer | null;
   size: number;
   contentType: string;
   hash: string | null;
@@ -52,7 +54,7 @@ export type CommitOutcome =
 // also runs it in the EntityManager's transaction when there is one.
 const COMMIT_UPLOADS = `
 select o_media_id as media_id, o_outcome as outcome, o_used_storage as used_storage, o_max_file as max_file
-  from media_commit_uploads($1, $2::jsonb, $3, $4)`;
+  from media_commit_uploads($1, $2::jsonb, $3, $4, $5::bytea)`;
 // The same, for a batch in which some uploads carry an Idempotency-Key claim (Migration20261124010000IdempotencyKeys):
 // an upload whose claim was taken over is not committed (claim_lost), the others record their answer with their commit.
 const COMMIT_IDEMPOTENT_UPLOADS = COMMIT_UPLOADS.replace('media_commit_uploads(', 'media_commit_uploads_idempotent(');
@@ -64,6 +66,14 @@ const COMMIT_IDEMPOTENT_UPLOADS = COMMIT_UPLOADS.replace('media_commit_uploads('
  * caller's transaction too (a commit that first creates its folder path).
  */
 export async function commitUploads(em: EntityManager, teamId: string, records: UploadCommitRecord[]): Promise<CommitOutcome[]> {
+  // Small files' bytes go one after the other in one bytea parameter (sent in binary), each entry naming its slice.
+  const contents: Buffer[] = [];
+  let contentBytes = 0;
+  const sliceOf = (content: Buffer) => {
+    contents.push(content);
+    contentBytes += content.length;
+    return { content_at: contentBytes - content.length, content_length: content.length };
+  };
   const batch = records.map((record, ord) => ({
     ord,
     media_id: record.mediaId,
@@ -80,6 +90,7 @@ export async function commitUploads(em: EntityManager, teamId: string, records: 
     created_at: record.createdAt.toISOString(),
     event_id: record.eventId,
     payload: record.payload,
+    ...(record.content && sliceOf(record.content)),
     ...(record.idempotency && {
       idem_key: record.idempotency.key,
       idem_claim: record.idempotency.claimId,
@@ -90,7 +101,7 @@ export async function commitUploads(em: EntityManager, teamId: string, records: 
   // Uploads without a key (the fast path) call the plain function: nothing more is locked or written.
   const sql = records.some((record) => record.idempotency) ? COMMIT_IDEMPOTENT_UPLOADS : COMMIT_UPLOADS;
   const { rows } = await em.getKysely().executeQuery<{ media_id: string; outcome: string; used_storage: string | number | null; max_file: string | number | null }>(
-    CompiledQuery.raw(sql, [teamId, JSON.stringify(batch), defaultPlanLimits.maxTeamStorage, defaultPlanLimits.maxMediaFileSize]),
+    CompiledQuery.raw(sql, [teamId, JSON.stringify(batch), defaultPlanLimits.maxTeamStorage, defaultPlanLimits.maxMediaFileSize, contents.length > 0 ? Buffer.concat(contents) : null]),
   );
   const byId = new Map(rows.map((row) => [row.media_id, row]));
   return records.map((record) => {

@@ -4,6 +4,7 @@ import { fileAboveSizeLimit, idempotencyInFlight, notFound, teamStorageFull } fr
 import type { IdempotencyClaim } from '../../domain/idempotency/idempotency-keys.ts';
 import { ensureFolderPath, findFolder, findFolderPath, type FolderRef } from '../../domain/folders/folder-resolver.ts';
 import type { MediaService } from '../../domain/media/media.service.ts';
+import { databaseLocation } from '../../storage/storage-location.ts';
 import { commitUploads, type CommitOutcome, type GroupCommit, type UploadCommitRecord } from './group-commit.ts';
 
 /** An upload whose file is stored and whose name and type are settled: what its commit needs. */
@@ -12,6 +13,8 @@ export interface CompletedUpload {
   keyId: string | null;
   mediaId: string;
   storageKey: string;
+  /** A small file's bytes, committed into the database with its row; null or absent: they are in the object store. */
+  content?: Buffer | null;
   fileName: string;
   contentType: string;
   size: number;
@@ -89,7 +92,7 @@ export class UploadCommitter {
     });
     const record: UploadCommitRecord = {
       mediaId: upload.mediaId, teamId: upload.teamId, folderId: folder?.id ?? null, fileName: upload.fileName, storageKey: upload.storageKey,
-      storageLocation: this.deps.storageLocation, size: upload.size, contentType: upload.contentType, hash: upload.hash, isPublic, tags: upload.tags, uploadedByKeyId: upload.keyId,
+      storageLocation: upload.content ? databaseLocation() : this.deps.storageLocation, content: upload.content ?? null, size: upload.size, contentType: upload.contentType, hash: upload.hash, isPublic, tags: upload.tags, uploadedByKeyId: upload.keyId,
       createdAt, eventId: randomUUID(), payload: { media: view },
       idempotency: upload.idempotency
         ? { key: upload.idempotency.claim.key, claimId: upload.idempotency.claim.claimId, fingerprint: upload.idempotency.fingerprint, answer: JSON.stringify(view) }

@@ -45,16 +45,30 @@ export class MetadataStripper {
    * image above the size limit and 422 for one that cannot be read: the caller removes the object.
    */
   async strip(key: string, contentType: string | null, size: number): Promise<StrippedContent | null> {
+    const stripped = await this.stripWith(() => readBuffer(this.options.store, key), contentType, size, async (data) => {
+      await writeBuffer(this.options.store, key, data, 'application/octet-stream');
+    });
+    return stripped && { size: stripped.size, hash: stripped.hash };
+  }
+
+  /** The same for a file's bytes in memory (a small file bound for the database): the stripped bytes, or null. */
+  stripBytes(content: Buffer, contentType: string | null): Promise<(StrippedContent & { data: Buffer }) | null> {
+    return this.stripWith(async () => content, contentType, content.length, async () => undefined);
+  }
+
+  private async stripWith(
+    source: () => Promise<Buffer>, contentType: string | null, size: number, keep: (data: Buffer) => Promise<void>,
+  ): Promise<(StrippedContent & { data: Buffer }) | null> {
     if (!isStrippable(contentType)) return null;
-    const { store, pool, maxBytes, maxPixels } = this.options;
+    const { pool, maxBytes, maxPixels } = this.options;
     if (size > maxBytes) throw imageTooLargeToStrip(maxBytes);
-    const stripped = await this.running.add(async (): Promise<StrippedContent | null> => {
-      const result = await pool.stripMetadata(await readBuffer(this.options.store, key), { contentType, maxPixels });
+    const stripped = await this.running.add(async () => {
+      const result = await pool.stripMetadata(await source(), { contentType, maxPixels });
       if (result.outcome === 'refused') throw imageNotStrippable(result.reason);
       if (result.outcome === 'unchanged') return null;
       const data = Buffer.from(result.data);
-      await writeBuffer(store, key, data, 'application/octet-stream');
-      return { size: data.length, hash: result.hash };
+      await keep(data);
+      return { data, size: data.length, hash: result.hash };
     });
     return stripped ?? null;
   }

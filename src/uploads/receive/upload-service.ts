@@ -13,6 +13,7 @@ import type { MediaPool } from '../../pool/media-pool.ts';
 import { StorageError, type ObjectStore, type ObjectWriter } from '../../storage/object-store.ts';
 import { InlineContentHasher, PooledContentHasher, type ContentHasher } from '../hashing/content-hasher.ts';
 import { DiscardWriter } from './discard-writer.ts';
+import { HeldBytesWriter } from './held-bytes-writer.ts';
 import { IdleTimer } from './idle-timer.ts';
 import type { BodyParser, BodyParserEvents, FileStart } from '../parsers/body-parser.ts';
 import { declaredTypeRefusal, sizeRefusal, storedTypeRefusal, type FileConstraints } from '../options/file-constraints.ts';
@@ -51,6 +52,11 @@ export interface UploadServiceDeps {
   quota: StorageQuota;
   /** Strips the metadata of images whose upload asks for it, once stored and before the commit. */
   stripper: MetadataStripper;
+  /**
+   * Files that can be at most this large (by their body's declared length) go into the database with
+   * their row, for the targets that keep small files there; 0: none (DATABASE_FILE_MAX_BYTES).
+   */
+  databaseFileMaxBytes: number;
   /** Bodies of at least this many bytes hash in the worker pool; null: always inline. */
   hashOffloadMinBytes: number | null;
   /** Team limits and storage counters, kept coherent across instances. */
@@ -229,6 +235,9 @@ export class UploadService {
     let reserved = false;
     let pendingReservation: Promise<unknown> = Promise.resolve();
     const expectedFileBytes = body.declaredLength === null ? null : largestFile(prepared.route, body.declaredLength);
+    // Decided before the first byte, from the declared length: a chunked body goes to the object store.
+    const heldForDatabase = prepared.target.keepsSmallFilesInDatabase === true && expectedFileBytes !== null
+      && expectedFileBytes <= this.deps.databaseFileMaxBytes;
     const idleSeconds = this.deps.idleTimeoutSeconds;
     const idle = new IdleTimer(idleSeconds * 1000, () => actor.send({ type: 'abort', reason: requestTimeout(idleSeconds) }));
 
@@ -240,10 +249,11 @@ export class UploadService {
           currentFile = file;
           return prepared.target.checkFile(file) ?? declaredTypeRefusal(constraints, file.declaredType);
         },
-        openWriter: () =>
-          fingerprintOnly
-            ? new DiscardWriter()
-            : store.openWriter(storageKey, { contentType: 'application/octet-stream', expectedSize: body.declaredLength ?? undefined }),
+        openWriter: () => {
+          if (fingerprintOnly) return new DiscardWriter();
+          if (heldForDatabase) return new HeldBytesWriter();
+          return store.openWriter(storageKey, { contentType: 'application/octet-stream', expectedSize: body.declaredLength ?? undefined });
+        },
         // Inline: sniffing 4 KiB takes ~20 µs, less than sending it to a worker (docs/performance.md, "Defaults, and why").
         sniff: async (head) => {
           const outcome = sniffContent(head);
@@ -339,15 +349,18 @@ export class UploadService {
   }
 
   /**
-   * Strips the stored image's metadata when the request asks for it (or says nothing and the team's
-   * setting does): its size and hash are then the stripped file's. Before the commit, so that the
-   * row and the counted storage are of the bytes stored; a refusal (413, 422) removes the object.
+   * Strips the image's metadata when the request asks for it (or says nothing and the team's setting
+   * does): in memory for a small file bound for the database (`held`), else the stored object. Before
+   * the commit, so that the row and the counted storage are of the bytes kept; a refusal (413, 422)
+   * removes the object. Answers the stripped size and hash (null: unchanged) and the bytes to commit.
    */
   private async strip<Result extends CommittedUpload>(
-    prepared: PreparedUpload<Result>, accepted: AcceptedUpload<Result>, stored: StoredUpload, received: ReceivedFile,
-  ): Promise<StrippedContent | null> {
-    if (accepted.stripMetadata === undefined || !(accepted.stripMetadata ?? prepared.stripMetadataByDefault)) return null;
-    return this.deps.stripper.strip(stored.storageKey, received.sniffedType, received.size);
+    prepared: PreparedUpload<Result>, accepted: AcceptedUpload<Result>, stored: StoredUpload, received: ReceivedFile, held: Buffer | null,
+  ): Promise<{ stripped: StrippedContent | null; content: Buffer | null }> {
+    if (accepted.stripMetadata === undefined || !(accepted.stripMetadata ?? prepared.stripMetadataByDefault)) return { stripped: null, content: held };
+    if (!held) return { stripped: await this.deps.stripper.strip(stored.storageKey, received.sniffedType, received.size), content: null };
+    const stripped = await this.deps.stripper.stripBytes(held, received.sniffedType);
+    return stripped ? { stripped: { size: stripped.size, hash: stripped.hash }, content: stripped.data } : { stripped: null, content: held };
   }
 
   private async commit<Result extends CommittedUpload>(
@@ -358,11 +371,12 @@ export class UploadService {
     const accepted = this.accept(prepared, received);
     const receivedAt = performance.now();
     await writer.finish();
+    const held = writer instanceof HeldBytesWriter ? writer.content() : null;
     try {
-      const stripped = await this.strip(prepared, accepted, stored, received);
+      const { stripped, content } = await this.strip(prepared, accepted, stored, received, held);
       const storedAt = performance.now();
       if (request.clientGone?.aborted) throw new ClientGoneError();
-      const created = await accepted.commit({ ...stored, stripped }, request.idempotency ?? null);
+      const created = await accepted.commit({ ...stored, stripped, content }, request.idempotency ?? null);
       this.deps.teamStates.noteUsedStorage(prepared.principal.teamId, created.usedTeamStorage);
       const observer = this.deps.observer;
       if (observer) {
@@ -372,7 +386,7 @@ export class UploadService {
       }
       return created;
     } catch (error) {
-      await this.deps.store.remove(stored.storageKey).catch(() => undefined);
+      if (held === null) await this.deps.store.remove(stored.storageKey).catch(() => undefined);
       throw error;
     }
   }

@@ -67,6 +67,8 @@ export class MediaUploadTarget implements UploadTarget<MediaCreated> {
     this.options = options;
   }
 
+  readonly keepsSmallFilesInDatabase = true;
+
   get fileName(): string | null {
     return this.options?.fileName ?? null;
   }
@@ -98,7 +100,7 @@ export class MediaUploadTarget implements UploadTarget<MediaCreated> {
       stripMetadata: options.stripMetadata,
       commit: (stored: StoredUpload, claim: IdempotencyClaim | null) =>
         this.committer.commit({
-          teamId: principal.teamId, keyId: principal.keyId, mediaId: stored.id, storageKey: stored.storageKey, fileName, contentType,
+          teamId: principal.teamId, keyId: principal.keyId, mediaId: stored.id, storageKey: stored.storageKey, content: stored.content ?? null, fileName, contentType,
           size: stored.stripped?.size ?? received.size, hash: stored.stripped?.hash ?? received.hash, tags: options.tags, public: options.public, routeDefaultPublic: route !== 'json', folderId: options.folderId,
           folderPath: options.folderPath, idempotency: claim && { claim, fingerprint: fingerprint() },
         }),

@@ -10,6 +10,8 @@ export interface StoredUpload {
   storageKey: string;
   /** Set when the image's metadata was stripped: the stored bytes' size and hash, which the row and the quota count instead of the received. */
   stripped?: StrippedContent | null;
+  /** A small file's bytes, for its commit to write into the database with its row; null or absent: they are in the object store. */
+  content?: Buffer | null;
 }
 
 /** What every kind of file answers after its commit: the team's storage counted right after it. */
@@ -49,6 +51,8 @@ export interface AcceptedUpload<Result extends CommittedUpload> {
 export interface UploadTarget<Result extends CommittedUpload> {
   /** The storage key of a new file of this kind (derived from its id, never from a user's name). */
   storageKey(teamId: string, fileId: string): string;
+  /** Its small files go into the database with their rows (DATABASE_FILE_MAX_BYTES); absent: never. */
+  readonly keepsSmallFilesInDatabase?: boolean;
   /** Refusals of the target's own decided before any body byte (a folder or member that does not exist: 404). */
   beforeBody?(): Promise<void>;
   /** The name the file will be stored under when the request fixed it before the body (options), else null. */

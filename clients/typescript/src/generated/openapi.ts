@@ -70,7 +70,7 @@ export type paths = {
         };
         /**
          * Get a link to a file
-         * @description Needs `team.media.view`. The public link of a public file; a link signed for one hour for a private one. With any of w, h, fit, format, q: the link of the image resized so (getFile), its parameters in one spelling, and for a private file signed with them.
+         * @description Needs `team.media.view`. The public link of a public file; a link signed for one hour for a private one. With any of w, h, fit, format, q: the link of the image resized so (getFile), its parameters in one spelling, and for a private file signed with them. uploadedBy names the API key that uploaded the file (null for a signed-in member or a deleted key).
          */
         get: operations["getMediaLink"];
         put?: never;
@@ -480,6 +480,26 @@ export type paths = {
          * @description Needs `team.automations.manage`.
          */
         post: operations["rotateAutomationSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{teamId}/automations/{automationId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test message to an automation's target
+         * @description Needs `team.automations.manage`. Queues one delivery of an automation.test event (data {automation: {id, name}}) for this target only, sent, signed and retried like any delivery; follow it in the delivery list.
+         */
+        post: operations["testAutomation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2548,6 +2568,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling team API key: its team and what it may do
+         * @description For a client that holds only a key (the dashboard's key sign-in, a script): the key as ApiKeyInfo (its `teamId`, `id`, `description`, linked member and `scopes`, never its secret) and `permissions`, what it may do on its team (its member's own and groups', every permission for a key that acts as the owner). A key narrowed by a scope is answered too. A session token is not a key: 401 (a signed-in user lists its teams with GET /v1/users/me/teams).
+         */
+        get: operations["getCallingApiKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users/me": {
         parameters: {
             query?: never;
@@ -3260,6 +3300,26 @@ export type paths = {
          * @description Operator secret; any team.
          */
         post: operations["operatorRotateAutomationSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/teams/{teamId}/automations/{automationId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test message to an automation's target
+         * @description Operator secret; any team. Queues one delivery of an automation.test event (data {automation: {id, name}}) for this target only, sent, signed and retried like any delivery; follow it in the delivery list.
+         */
+        post: operations["operatorTestAutomation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4264,6 +4324,15 @@ export type components = {
         MediaLink: {
             /** @description The public link, or for a private file a link signed for one hour. */
             url: string;
+            /** @description The API key that uploaded the file; null when a signed-in member uploaded it (or an upload URL a member made), or the key was deleted. */
+            uploadedBy: components["schemas"]["MediaUploader"] | null;
+        };
+        /** @description The API key that uploaded the file (also through an upload URL it made). */
+        MediaUploader: {
+            /** Format: uuid */
+            keyId: string;
+            /** @description The key's description; null when it has none. */
+            name: string | null;
         };
         TextPreview: {
             /** Format: uuid */
@@ -4461,10 +4530,6 @@ export type components = {
             /** @description Signing secret of the deliveries; shown only by creation and rotation. */
             secret: string;
         };
-        DeliveryList: {
-            data: components["schemas"]["Delivery"][];
-            count: number;
-        };
         Delivery: {
             /** Format: uuid */
             id: string;
@@ -4489,6 +4554,10 @@ export type components = {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        DeliveryList: {
+            data: components["schemas"]["Delivery"][];
+            count: number;
         };
         RetryFailedResult: {
             retried: number;
@@ -5478,6 +5547,27 @@ export type components = {
             permissions: string[];
             migrated: boolean;
             migratedId: string | null;
+        };
+        CallingApiKey: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            teamId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            description: string | null;
+            teamMemberId: string | null;
+            teamMember: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** @description Empty for a full key; ["media:upload"] for a key that reaches only the upload routes. */
+            scopes: string[];
+            /** @description What the key may do on its team, sorted. */
+            permissions: string[];
         };
         UserWithVerificationProgress: {
             /** Format: uuid */
@@ -9715,6 +9805,117 @@ export interface operations {
             };
             /** @description No such team, automation or delivery. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testAutomation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description An automation of the team. */
+                automationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, pending. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the permission or scope (error.forbidden), or the change is to an archived team (error.team.archived). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such team, automation or delivery. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The automation is disabled. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24849,6 +25050,85 @@ export interface operations {
             };
         };
     };
+    getCallingApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallingApiKey"];
+                };
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or an unknown, rerolled or deleted one (its member left, or its user is disabled), or a session token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getMe: {
         parameters: {
             query?: never;
@@ -28826,6 +29106,105 @@ export interface operations {
             };
             /** @description No such team, automation or delivery. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit of the key exceeded, or too many failed authentications from this address; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request headers are too large. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the Error value holds the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is starting, draining, or its database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    operatorTestAutomation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team; a team key must belong to it (401 otherwise). */
+                teamId: string;
+                /** @description An automation of the team. */
+                automationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, pending. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            /** @description Invalid request: a field, parameter or header (the Error names it in `value`), an invalid Content-Length, or %00 in the query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials, or a team key of another team. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such team, automation or delivery. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The automation is disabled. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -30,6 +30,8 @@ export function automationRouteTable(route: AutomationRoute, automations: Automa
     }),
     route('POST', '/:automationId/rotate-secret', async (call) =>
       json(200, await automations.rotateSecret(call.teamId, call.param('automationId'), call.actor))),
+    route('POST', '/:automationId/test', async (call) =>
+      json(201, await automations.sendTest(call.teamId, call.param('automationId')))),
     route('GET', '/:automationId/deliveries', async (call) => {
       const paging = readPaging(call.request);
       const filters = parseDeliveryFilters(call.request.query);

@@ -7,19 +7,24 @@ import {
 } from '../../../domain/media/image-transform-params.ts';
 import { cacheTagHeaders } from '../../../domain/media/cache-tags.ts';
 import { mediaFilePart, mediaPath, publicMediaUrl } from '../../../domain/media/media-links.ts';
+import { uploaderOf } from '../../../domain/media/media-uploader.ts';
 import type { ServedTrafficCounter } from '../../../domain/media/served-traffic.ts';
 import type { SignedLinks } from '../../../domain/media/signed-links.ts';
 import { THUMBNAIL_CONTENT_TYPE, thumbnailPath, thumbnailStorageKey } from '../../../domain/media/thumbnail-links.ts';
 import { isUuid } from '../../../domain/validation.ts';
 import { forbidden, notFound } from '../../../errors/errors.ts';
 import type { ImageTransformer } from '../../../previews/image-transformer.ts';
+import type { DatabaseFirstStore } from '../../../storage/db/database-first-store.ts';
 import { isStorageError, type ObjectStore } from '../../../storage/object-store.ts';
 import { json, type HttpRequest, type HttpResult, type Route } from '../../types.ts';
 import { MEDIA_BASE, publicRouteBuilder, teamRouteBuilder, type TeamRouteDeps } from '../route-builder.ts';
 
 export interface FileServingRouteDeps extends TeamRouteDeps {
   orm: MikroORM;
+  /** Thumbnails. */
   store: Pick<ObjectStore, 'read'>;
+  /** Media bytes at the location their row records (the object store or, for a small file, the database). */
+  mediaContent: Pick<DatabaseFirstStore, 'readAt'>;
   /** Signs and checks private files' links (the composition root gives it the operator secret). */
   fileLinks: SignedLinks;
   /** Resized images (`?w=&h=&fit=&format=&q=` on a file's link). */
@@ -106,8 +111,8 @@ const EMPTY_BODY: AsyncIterable<Buffer> = { async *[Symbol.asyncIterator]() {} }
 
 /**
  * Spec 4.5 and the files themselves:
- * - GET /v1/cdn/media/:teamId/:mediaId → `{url}`: the public link for a public
- *   file, a link signed for one hour for a private one;
+ * - GET /v1/cdn/media/:teamId/:mediaId → `{url, uploadedBy}`: the public link for a public
+ *   file, a link signed for one hour for a private one, and the key that uploaded it;
  * - GET/HEAD /media/team/:teamId/:file: serves the bytes, streamed from storage.
  *   No API key and no rate limit (a CDN pulls from here as its origin).
  *
@@ -137,9 +142,9 @@ export function fileServingRoutes(
   const links = services.fileLinks;
   const publicBase = config.cdnUrl ?? config.publicUrl;
 
-  const findFile = async (teamId: string, mediaId: string): Promise<MediaFile | null> => {
+  const findFile = async (teamId: string, mediaId: string, em = services.orm.em.fork()): Promise<MediaFile | null> => {
     if (!isUuid(teamId) || !isUuid(mediaId)) return null;
-    return services.orm.em.fork().findOne(MediaFile, { id: mediaId.toLowerCase(), team: teamId.toLowerCase() });
+    return em.findOne(MediaFile, { id: mediaId.toLowerCase(), team: teamId.toLowerCase() });
   };
 
   // Reads no body.
@@ -159,7 +164,8 @@ export function fileServingRoutes(
   const linkRoute = route('GET', '/:mediaId', Permission.mediaView, async (call) => {
     const mediaId = call.param('mediaId');
     const transform = parseTransform(call.request.query);
-    const file = await findFile(call.teamId, mediaId);
+    const em = services.orm.em.fork();
+    const file = await findFile(call.teamId, mediaId, em);
     if (!file) throw notFound('media file', mediaId);
     const path = mediaPath(call.teamId, file.id, file.fileName);
     if (transform) {
@@ -169,10 +175,10 @@ export function fileServingRoutes(
       const url = file.isPublic
         ? `${publicMediaUrl(publicBase, path)}?${query}`
         : `${publicMediaUrl(config.publicUrl, path)}?${query}&${links.sign(signedTransformPath(path, transform)).slice(1)}`;
-      return json(200, { url }, { 'Cache-Control': 'no-store' });
+      return json(200, { url, uploadedBy: await uploaderOf(em, file) }, { 'Cache-Control': 'no-store' });
     }
     const url = file.isPublic ? publicMediaUrl(publicBase, path) : `${publicMediaUrl(config.publicUrl, path)}${links.sign(path)}`;
-    return json(200, { url }, { 'Cache-Control': 'no-store' });
+    return json(200, { url, uploadedBy: await uploaderOf(em, file) }, { 'Cache-Control': 'no-store' });
   });
 
   /** Seconds left of a valid signature for `path`; null: none given; 403 for a wrong or expired one. */
@@ -224,7 +230,7 @@ export function fileServingRoutes(
 
     let body;
     try {
-      body = await services.store.read(file.storageKey, range.kind === 'range' ? { start, end } : undefined);
+      body = await services.mediaContent.readAt(file.storageLocation ?? null, file.storageKey, range.kind === 'range' ? { start, end } : undefined);
     } catch (error) {
       if (isStorageError(error) && error.code === 'not-found') throw notFound('media file');
       throw error;

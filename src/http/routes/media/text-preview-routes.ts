@@ -11,7 +11,8 @@ import { MEDIA_BASE, teamRouteBuilder, type TeamRouteDeps } from '../route-build
 
 export interface TextPreviewRouteDeps extends TeamRouteDeps {
   orm: MikroORM;
-  store: Pick<ObjectStore, 'read'>;
+  /** Media bytes wherever they are (the object store or, for a small file, the database). */
+  mediaContent: Pick<ObjectStore, 'read'>;
 }
 
 function linesParam(query: URLSearchParams): number {
@@ -48,7 +49,7 @@ export function textPreviewRoutes(deps: TextPreviewRouteDeps): Route[] {
         throw unsupportedMediaType(`Only text files (text/*, JSON, or gzipped text such as .log.gz) have a preview; this file is ${file.contentType}`, file.contentType);
       }
       try {
-        const preview = await readTextPreview(storeRangeReader(deps.store, file.storageKey), {
+        const preview = await readTextPreview(storeRangeReader(deps.mediaContent, file.storageKey), {
           size: file.size, encoding, lines, from, signal: request.signal,
         });
         return json(200, { id: file.id, fileName: file.fileName, contentType: file.contentType, size: file.size, from, ...preview }, { 'Cache-Control': 'no-store' });
