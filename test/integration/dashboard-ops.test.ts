@@ -90,6 +90,13 @@ t.test('automations: create a webhook to a real receiver, send a test, follow it
   await page.getByRole('button', { name: 'Retry this delivery' }).click();
   await page.getByText('The delivery is queued again').waitFor();
   t.ok(await eventually(() => receiver.requests.length === 4, 20_000), 'two failed attempts and the retried one reached the receiver');
+  // The receiver answers before the service records the delivery: wait for the record, as the filtered
+  // list (which shows no delivery on its way) does not refresh itself.
+  const deliveries = `${server.baseUrl}/v1/teams/${team.teamId}/automations/${new URL(page.url()).pathname.split('/').pop()}/deliveries?status=delivered`;
+  t.ok(await eventually(async () => {
+    const answer = await fetch(deliveries, { headers: { Authorization: `Bearer ${team.key}` } });
+    return ((await answer.json()) as { data: unknown[] }).data.length === 2;
+  }, 20_000), 'the service records the retried delivery as delivered');
   await page.getByLabel('Status', { exact: true }).selectOption({ label: 'Delivered' });
   await page.locator('.delivery-log .muted', { hasText: '2 deliveries' }).waitFor({ timeout: 20_000 });
   t.pass('the retried delivery is listed as delivered');

@@ -379,3 +379,38 @@ t.test('a large file goes through tus, survives a page reload mid-upload and res
   t.match(await teamStorageState(server.databaseUrl, team.teamId), { files: 1, usedStorage: size, reservedStorage: 0, reservations: 0 });
   t.same(pageErrors, []);
 });
+
+t.test('a large file through tus survives a dropped connection: tus-js-client asks where it stands and sends the rest', async (t) => {
+  const team = await server.createTeam('Echo', 'enterprise');
+  const { page, pageErrors } = await newPage(t);
+  const tusRequests: { method: string; offset: string | null }[] = [];
+  page.on('request', (request) => {
+    if (request.url().startsWith(`${server.baseUrl}/v1/cdn/media/${team.teamId}/tus`)) {
+      tusRequests.push({ method: request.method(), offset: request.headers()['upload-offset'] ?? null });
+    }
+  });
+  await signInWithKey(page, server.baseUrl, team);
+  await page.getByRole('link', { name: 'Upload', exact: true }).click();
+
+  // The second PATCH loses its connection (a reset, as a dropped Wi-Fi gives); the later ones go through.
+  let patches = 0;
+  await page.route(`**/v1/cdn/media/${team.teamId}/tus/**`, async (route) => {
+    if (route.request().method() === 'PATCH' && ++patches === 2) return route.abort('connectionreset');
+    await route.continue();
+  });
+  const size = 10 * MiB;
+  const directory = await mkdtemp(joinPath(tmpdir(), 'dashboard-tus-drop-'));
+  t.teardown(() => rm(directory, { recursive: true, force: true }));
+  const path = joinPath(directory, 'server-recording.png');
+  await writeFile(path, pngLike(size));
+  await page.getByLabel('Choose files', { exact: true }).setInputFiles(path);
+  await page.locator('.upload-status[data-status="done"]').waitFor({ timeout: 60_000 });
+
+  t.equal(tusRequests.filter((request) => request.method === 'POST').length, 1, 'one upload, not a new one after the drop');
+  const afterDrop = tusRequests.slice(tusRequests.findIndex((request, i) => i > 0 && request.method === 'HEAD'));
+  t.equal(afterDrop[0]?.method, 'HEAD', 'after the drop it asks where the upload stands');
+  const resumedAt = Number(afterDrop.find((request) => request.method === 'PATCH')?.offset);
+  t.ok(resumedAt >= 4 * MiB && resumedAt < size, `and goes on from there (offset ${resumedAt}), not from 0`);
+  t.match(await teamStorageState(server.databaseUrl, team.teamId), { files: 1, usedStorage: size, reservedStorage: 0, reservations: 0 });
+  t.same(pageErrors, []);
+});
