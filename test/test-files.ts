@@ -118,7 +118,12 @@ export function stopRunningFiles(signal: NodeJS.Signals): void {
 function runFile(repo: string, file: string, settings: TapSettings, env: NodeJS.ProcessEnv): Promise<FileOutcome> {
   return new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [...settings.nodeArgs, file], {
+    // TEST_CPU_LOG=PATH: each file's CPU (its own and its waited-for children's) appended to PATH by GNU time.
+    const cpuLog = env.TEST_CPU_LOG;
+    const [command, args]: [string, string[]] = cpuLog
+      ? ['/usr/bin/time', ['-a', '-o', cpuLog, '-f', `%U %S %e ${file}`, process.execPath, ...settings.nodeArgs, file]]
+      : [process.execPath, [...settings.nodeArgs, file]];
+    const child = spawn(command, args, {
       cwd: repo,
       // TAP_TIMEOUT: the root test's own timeout, as tap's runner sets it.
       env: { ...env, TAP: '1', TAP_TIMEOUT: String(settings.timeoutSeconds) },

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { BulkBar } from './bulk-bar.js';
 import { FolderActions } from './folder-actions.js';
 import { FolderTree } from './folder-tree.js';
@@ -29,6 +29,14 @@ export function MediaView() {
   const canDelete = allows(team?.permissions, 'team.media.delete');
 
   useEffect(() => setSelected(new Set()), [JSON.stringify(filters)]);
+  // Closing the details gives the focus back to the file that was open (a keyboard user goes on from
+  // there): in the same task as the render that removed them, so the focus never rests on the page.
+  const returnFocusTo = useRef(null);
+  useLayoutEffect(() => {
+    if (openId !== null || returnFocusTo.current === null) return;
+    document.querySelector(`[data-file="${CSS.escape(returnFocusTo.current)}"]`)?.focus();
+    returnFocusTo.current = null;
+  }, [openId]);
 
   const toggle = (id) => setSelected((previous) => {
     const next = new Set(previous);
@@ -81,9 +89,8 @@ export function MediaView() {
       }}
       onDeleted=${(id) => removeFiles(new Set([id]))}
       onClose=${() => {
+        returnFocusTo.current = openFile.id;
         setOpenId(null);
-        // Back to the file that was open (a keyboard user goes on from there).
-        requestAnimationFrame(() => document.querySelector(`[data-file="${CSS.escape(openFile.id)}"]`)?.focus());
       }} />` : ''}
   </div>`;
 }
