@@ -69,7 +69,11 @@ function serverPassFiles(): string[] {
   return serverPassNames().map((name) => `test/integration/${name}.test.ts`);
 }
 
+const runStarted = performance.now();
+/** Seconds since `npm test` started, for the log lines that mark its phases. */
+const elapsed = () => `${((performance.now() - runStarted) / 1000).toFixed(0)} s`;
 if ((await run('npx', ['tsc', '--noEmit'])) !== 0) await finish(1);
+console.log(`tsc --noEmit passed (${elapsed()})`);
 /**
  * Node runs the TypeScript by stripping types, and tap's typescript plugin is off in package.json.
  * A test file's `import t from 'tap'` loads the plugins tap was built with, and tap builds itself
@@ -113,7 +117,7 @@ function printFailureRecap(): void {
 }
 
 let failed = false;
-console.log(`\n== tests against embedded PostgreSQL (server log: ${serverLog})\n`);
+console.log(`\n== tests against embedded PostgreSQL (server log: ${serverLog}; ${elapsed()} into npm test)\n`);
 await prepareTemplateDatabase(db.url, templateDatabase);
 const embeddedEnv = { ...process.env, TEST_PG_URL: db.url, TEST_PG_KIND: 'embedded', TEST_PG_TEMPLATE: templateDatabase };
 const allFiles = namedFiles.length > 0 ? namedFiles : includedFiles(repo, settings.include);
@@ -124,7 +128,7 @@ if (!embeddedRun.ok) failed = true;
 const serverUrl = process.env.TEST_DATABASE_URL;
 if (serverUrl) {
   const files = namedFiles.length > 0 || process.env.TEST_SERVER_PASS === 'all' ? allFiles : serverPassFiles();
-  console.log(`\n== tests against TEST_DATABASE_URL${files === allFiles ? '' : ` (${files.length} files that run the service's own SQL; TEST_SERVER_PASS=all for every file)`}\n`);
+  console.log(`\n== tests against TEST_DATABASE_URL (${elapsed()} into npm test)${files === allFiles ? '' : ` (${files.length} files that run the service's own SQL; TEST_SERVER_PASS=all for every file)`}\n`);
   await prepareTemplateDatabase(serverUrl, templateDatabase);
   const serverEnv = { ...process.env, TEST_PG_URL: serverUrl, TEST_PG_KIND: 'server', TEST_PG_TEMPLATE: templateDatabase };
   const serverRun = await runTestFiles(repo, slowFirst(files), settings, serverEnv);
@@ -134,4 +138,5 @@ if (serverUrl) {
 }
 
 printFailureRecap();
+console.log(`\nnpm test took ${elapsed()}`);
 await finish(failed ? 1 : 0);

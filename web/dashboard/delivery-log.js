@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { formatDate } from './format.js';
 import { html } from './html.js';
+import { useLatestRequest } from './latest-request.js';
 import { announce } from './notices.js';
 import { Pager } from './pager.js';
 import { refusalText } from './refusal-words.js';
@@ -25,12 +26,16 @@ export function DeliveryLog({ call, base, automation, refreshKey }) {
   const [error, setError] = useState(null);
   const path = `${base}/${automation.id}/deliveries`;
 
+  const begin = useLatestRequest();
   const load = useCallback(async () => {
+    const isLatest = begin();
     try {
-      setList(await call('GET', path, { query: { status, pageNumber: page, pageSize: PAGE_SIZE } }));
+      const answer = await call('GET', path, { query: { status, pageNumber: page, pageSize: PAGE_SIZE } });
+      if (!isLatest()) return;
+      setList(answer);
       setError(null);
     } catch (failure) {
-      setError(refusalText(failure));
+      if (isLatest()) setError(refusalText(failure));
     }
   }, [call, path, status, page]);
 

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { formatDate } from './format.js';
 import { html } from './html.js';
+import { useLatestRequest } from './latest-request.js';
 import { Pager } from './pager.js';
 import { refusalText } from './refusal-words.js';
 import { allows, useSession } from './session.js';
@@ -63,16 +64,20 @@ export function TeamLogView() {
       .then((answer) => setMembers(Array.isArray(answer) ? answer : answer?.data ?? []), () => setMembers([]));
   }, [call, credential.teamId, mayListMembers]);
 
+  const begin = useLatestRequest();
   const load = useCallback(async () => {
+    const isLatest = begin();
     try {
       const query = { action: filters.action, teamMemberId: filters.teamMemberId, from: dayBound(filters.fromDay, false), to: dayBound(filters.toDay, true) };
       // Paging in the headers: the route takes no query parameter but its filters.
       const headers = { pageNumber: String(page), pageSize: String(PAGE_SIZE) };
       // The pager shows the page whose entries are on screen, not the one asked for while it loads.
-      setLog({ ...(await call('GET', `/v1/teams/${credential.teamId}/logs`, { query, headers })), page });
+      const answer = await call('GET', `/v1/teams/${credential.teamId}/logs`, { query, headers });
+      if (!isLatest()) return;
+      setLog({ ...answer, page });
       setError(null);
     } catch (failure) {
-      setError(refusalText(failure));
+      if (isLatest()) setError(refusalText(failure));
     }
   }, [call, credential.teamId, filters, page]);
   useEffect(() => {
@@ -80,7 +85,8 @@ export function TeamLogView() {
   }, [load]);
 
   const change = (name) => (event) => {
-    setFilters({ ...filters, [name]: event.currentTarget.value });
+    const { value } = event.currentTarget;
+    setFilters((current) => ({ ...current, [name]: value }));
     setPage(1);
   };
   // Without team.members.view, the actors to filter by are those of the entries shown.
