@@ -46,15 +46,15 @@ async function cpuSeconds(pid: number): Promise<number> {
 
 const options = { maxSide: 320, maxPixels: 100_000_000, quality: 75 };
 const previews = new PreviewProcess({ logger: console });
-await previews.thumbnail(images[0]!.data, options); // starts the process and loads sharp there
+await previews.thumbnail({ image: images[0]!.data }, options); // starts the process and loads sharp there
 console.log('| image | bytes | thumbnails/s (one core) | CPU ms per thumbnail |');
 console.log('|---|---:|---:|---:|');
 for (const image of images) {
   const cpuBefore = await cpuSeconds(previews.pid!);
   const started = performance.now();
   for (let index = 0; index < count; index++) {
-    const result = await previews.thumbnail(image.data, options);
-    if (result.outcome !== 'made') throw new Error(`${image.name}: ${result.reason}`);
+    const result = await previews.thumbnail({ image: image.data }, options);
+    if (result.outcome !== 'made') throw new Error(`${image.name}: ${result.outcome === 'undecodable' ? result.reason : result.outcome}`);
   }
   const seconds = (performance.now() - started) / 1000;
   const cpuMs = ((await cpuSeconds(previews.pid!)) - cpuBefore) * 1000 / count;

@@ -36,8 +36,11 @@ export interface SniffTaskResult {
 /** Make a WebP thumbnail of an image with sharp (src/previews/thumbnail-image.ts), in the preview process (not the pool). */
 export interface ThumbnailTask {
   kind: 'thumbnail';
-  /** The whole stored image. */
-  image: ArrayBuffer;
+  /**
+   * The image: its file on this machine (the fs driver), which the preview process reads itself so
+   * that its bytes never pass through the service's event loop, or the whole stored image.
+   */
+  source: { file: string } | { image: Uint8Array };
   /** Longest side of the thumbnail in pixels; smaller images are not enlarged. */
   maxSide: number;
   /** Images of more pixels than this are refused before they are decoded (decompression bombs). */
@@ -49,7 +52,9 @@ export interface ThumbnailTask {
 export type ThumbnailTaskResult =
   | { kind: 'thumbnail'; outcome: 'made'; data: ArrayBuffer; width: number; height: number }
   /** sharp refused the image (not decodable, too many pixels): making it again would fail again. */
-  | { kind: 'thumbnail'; outcome: 'undecodable'; reason: string };
+  | { kind: 'thumbnail'; outcome: 'undecodable'; reason: string }
+  /** The source file is not there (deleted meanwhile, or lost from its store). */
+  | { kind: 'thumbnail'; outcome: 'missing' };
 
 /** Resize an image on request with sharp (src/previews/transform-image.ts). */
 export interface TransformTask {

@@ -5,7 +5,7 @@ import type { ThumbnailTask, ThumbnailTaskResult } from '../pool/media-task-type
 
 const PROCESS_FILE = fileURLToPath(new URL('../../workers/preview-process.ts', import.meta.url));
 
-type ThumbnailOptions = Omit<ThumbnailTask, 'kind' | 'image'>;
+type ThumbnailOptions = Omit<ThumbnailTask, 'kind' | 'source'>;
 
 interface Waiting {
   resolve(result: ThumbnailTaskResult): void;
@@ -36,11 +36,12 @@ export class PreviewProcess {
     return this.child?.pid ?? null;
   }
 
-  async thumbnail(image: Buffer, options: ThumbnailOptions): Promise<ThumbnailTaskResult> {
+  /** `source`: the image's file on this machine, or its bytes (sent over the IPC channel, a copy each way). */
+  async thumbnail(source: ThumbnailTask['source'], options: ThumbnailOptions): Promise<ThumbnailTaskResult> {
     if (this.closed) throw new Error('the preview process is closed');
     const child = this.running();
     const id = this.nextId++;
-    const task: ThumbnailTask = { kind: 'thumbnail', image: new Uint8Array(image).buffer, ...options };
+    const task: ThumbnailTask = { kind: 'thumbnail', source, ...options };
     return new Promise<ThumbnailTaskResult>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       child.send({ id, task }, (error) => {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { ThumbnailTask, ThumbnailTaskResult } from '../pool/media-task-types.ts';
 
 type Sharp = (typeof import('sharp'))['default'];
@@ -16,16 +17,29 @@ export function loadSharp(): Promise<Sharp> {
   return loaded;
 }
 
+/** The image's bytes; null when its file is not there. */
+async function sourceBytes(source: ThumbnailTask['source']): Promise<Uint8Array | null> {
+  if ('image' in source) return source.image;
+  try {
+    return await readFile(source.file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw error;
+  }
+}
+
 /**
- * In a worker thread: the thumbnail of an image as WebP, at most `maxSide` pixels on its long
+ * In the preview process: the thumbnail of an image as WebP, at most `maxSide` pixels on its long
  * side, turned upright by its EXIF orientation, without metadata. Every error of sharp (unknown or
  * damaged format, more pixels than `maxPixels`) answers `undecodable`: the same bytes fail the
  * same way every time.
  */
 export async function makeThumbnail(task: ThumbnailTask): Promise<ThumbnailTaskResult> {
   const sharp = await loadSharp();
+  const image = await sourceBytes(task.source);
+  if (image === null) return { kind: 'thumbnail', outcome: 'missing' };
   try {
-    const { data, info } = await sharp(new Uint8Array(task.image), { limitInputPixels: task.maxPixels, failOn: 'error', animated: false })
+    const { data, info } = await sharp(image, { limitInputPixels: task.maxPixels, failOn: 'error', animated: false })
       .autoOrient()
       .resize({ width: task.maxSide, height: task.maxSide, fit: 'inside', withoutEnlargement: true })
       .webp({ quality: task.quality, effort: 2 })

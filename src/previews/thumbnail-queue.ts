@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { StorageLocation } from '../storage/storage-location.ts';
 
 /** How long a claim holds: a thumbnail not finished by then (its instance died) is claimed again. */
 const CLAIM_SECONDS = 120;
@@ -12,6 +13,8 @@ export interface ThumbnailJob {
   mediaId: string;
   teamId: string;
   storageKey: string;
+  /** Where the file is (its row's storage_location): the database, or the object store. */
+  storageLocation: StorageLocation | null;
   size: number;
   /** The file's sniffed type: an image, or a video (its poster). */
   contentType: string;
@@ -68,7 +71,9 @@ export class ThumbnailQueue {
               thumbnail_error = left('gave up after ${MAX_THUMBNAIL_ATTEMPTS} attempts' || coalesce(': ' || thumbnail_error, ''), 255)
         where thumbnail_status = 'pending' and thumbnail_attempts >= ${MAX_THUMBNAIL_ATTEMPTS} and thumbnail_claimed_until < now()`,
     );
-    const rows = await em.execute<{ id: string; team_id: string; storage_key: string; size: string | number; content_type: string; thumbnail_claim: string }[]>(
+    const rows = await em.execute<{
+      id: string; team_id: string; storage_key: string; storage_location: string | null; size: string | number; content_type: string; thumbnail_claim: string;
+    }[]>(
       `update media_file f
           set thumbnail_claimed_until = now() + interval '${CLAIM_SECONDS} seconds', thumbnail_claim = gen_random_uuid(),
               thumbnail_attempts = f.thumbnail_attempts + 1, thumbnail_claimed_by = ?, thumbnail_claim_boot = ?::uuid
@@ -77,11 +82,11 @@ export class ThumbnailQueue {
            where thumbnail_status = 'pending' and (thumbnail_claimed_until is null or thumbnail_claimed_until < now())
              and thumbnail_attempts < ${MAX_THUMBNAIL_ATTEMPTS}${videos ? '' : ` and content_type like 'image/%'`}
            order by created_at limit ? for update skip locked)
-        returning f.id, f.team_id, f.storage_key, f.size, f.content_type, f.thumbnail_claim`,
+        returning f.id, f.team_id, f.storage_key, f.storage_location, f.size, f.content_type, f.thumbnail_claim`,
       [this.owner?.instanceId ?? null, this.owner?.bootId ?? null, limit],
     );
     return rows.map((row) => ({
-      mediaId: row.id, teamId: row.team_id, storageKey: row.storage_key, size: Number(row.size), contentType: row.content_type, claim: row.thumbnail_claim,
+      mediaId: row.id, teamId: row.team_id, storageKey: row.storage_key, storageLocation: row.storage_location, size: Number(row.size), contentType: row.content_type, claim: row.thumbnail_claim,
     }));
   }
 

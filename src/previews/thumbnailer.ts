@@ -1,14 +1,16 @@
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
-import { isStorageError, type ObjectStore } from '../storage/object-store.ts';
+import type { DatabaseFirstStore } from '../storage/db/database-first-store.ts';
+import { isStorageError, StorageError, type ObjectStore } from '../storage/object-store.ts';
 import { readBuffer } from '../storage/read-buffer.ts';
 import { writeBuffer } from '../storage/write-buffer.ts';
 import { THUMBNAIL_CONTENT_TYPE, thumbnailStorageKey } from '../domain/media/thumbnail-links.ts';
+import type { ThumbnailTask } from '../pool/media-task-types.ts';
 import type { PreviewProcess } from './preview-process.ts';
 import type { ThumbnailJob, ThumbnailQueue } from './thumbnail-queue.ts';
 import { extractPoster, ffmpegAvailable, PosterError } from './video-poster.ts';
@@ -18,12 +20,16 @@ const POLL_MS = 15_000;
 /** While uploads wait for a slot, thumbnails wait this long before looking again. */
 const BUSY_PAUSE_MS = 250;
 const WEBP_QUALITY = 75;
+const NOT_IN_STORAGE = 'the file is not in storage';
 
 export type ThumbnailOutcome = 'made' | 'failed' | 'retried';
 
+/** The media files' storage as the thumbnailer uses it: files read where their rows say, thumbnails written to the object store. */
+export type ThumbnailStore = Pick<ObjectStore, 'openWriter' | 'remove'> & Pick<DatabaseFirstStore, 'readAt' | 'localPathAt'>;
+
 export interface ThumbnailerOptions {
   queue: ThumbnailQueue;
-  store: ObjectStore;
+  store: ThumbnailStore;
   /** Where the thumbnails are made: the low-priority preview process. */
   previews: Pick<PreviewProcess, 'thumbnail'>;
   settings: Config['thumbnails'];
@@ -141,16 +147,17 @@ export class Thumbnailer {
       const video = job.contentType.startsWith('video/');
       const limit = video ? settings.maxVideoBytes : settings.maxSourceBytes;
       if (job.size > limit) return this.finish(job, 'failed', () => queue.fail(job, `the file is larger than ${limit} bytes`));
-      let image: Buffer;
+      let source: ThumbnailTask['source'];
       try {
-        image = video ? await this.poster(job) : await readBuffer(this.options.store, job.storageKey);
+        source = video ? { image: await this.poster(job) } : await this.source(job);
       } catch (error) {
         // Deleted meanwhile (the fail then changes nothing), or lost from its store.
-        if (isStorageError(error) && error.code === 'not-found') return this.finish(job, 'failed', () => queue.fail(job, 'the file is not in storage'));
+        if (isStorageError(error) && error.code === 'not-found') return this.finish(job, 'failed', () => queue.fail(job, NOT_IN_STORAGE));
         if (error instanceof PosterError) return this.finish(job, 'failed', () => queue.fail(job, error.message));
         throw error;
       }
-      const result = await this.options.previews.thumbnail(image, { maxSide: settings.size, maxPixels: settings.maxPixels, quality: WEBP_QUALITY });
+      const result = await this.options.previews.thumbnail(source, { maxSide: settings.size, maxPixels: settings.maxPixels, quality: WEBP_QUALITY });
+      if (result.outcome === 'missing') return this.finish(job, 'failed', () => queue.fail(job, NOT_IN_STORAGE));
       if (result.outcome === 'undecodable') {
         logger.info({ ...log, reason: result.reason }, 'no thumbnail: the image cannot be decoded');
         return this.finish(job, 'failed', () => queue.fail(job, result.reason));
@@ -175,12 +182,29 @@ export class Thumbnailer {
     this.options.onOutcome?.(outcome);
   }
 
-  /** A frame of the video, as PNG: ffmpeg reads the file from a temp copy (it seeks, which a stream from S3 cannot). */
+  /**
+   * The image as the preview process gets it: its file when the store keeps one on this machine
+   * (the preview process reads it: a 2 MiB screenshot read and copied over the IPC channel by the
+   * service cost it more than the rest of its upload, in garbage collection), else its bytes.
+   */
+  private async source(job: ThumbnailJob): Promise<ThumbnailTask['source']> {
+    const file = this.options.store.localPathAt(job.storageLocation, job.storageKey);
+    if (file !== null) return { file };
+    return { image: await readBuffer({ read: (key) => this.options.store.readAt(job.storageLocation, key) }, job.storageKey) };
+  }
+
+  /** A frame of the video, as PNG: ffmpeg reads the file, from a temp copy unless it is on this machine (it seeks, which a stream from S3 cannot). */
   private async poster(job: ThumbnailJob): Promise<Buffer> {
+    const local = this.options.store.localPathAt(job.storageLocation, job.storageKey);
+    if (local !== null) {
+      const present = await stat(local).then((info) => info.isFile(), () => false);
+      if (!present) throw new StorageError(`No object under ${job.storageKey}`, { code: 'not-found', operation: 'read', key: job.storageKey });
+      return extractPoster(this.ffmpeg!, local);
+    }
     const directory = await mkdtemp(path.join(tmpdir(), 'media-poster-'));
     try {
       const file = path.join(directory, 'video');
-      await pipeline(await this.options.store.read(job.storageKey), createWriteStream(file));
+      await pipeline(await this.options.store.readAt(job.storageLocation, job.storageKey), createWriteStream(file));
       return await extractPoster(this.ffmpeg!, file);
     } finally {
       await rm(directory, { recursive: true, force: true });

@@ -70,6 +70,12 @@ export interface ObjectStore {
   /** A Readable with backpressure. Rejects with StorageError('not-found') when there is no such object. */
   read(key: string, options?: ReadOptions): Promise<NodeJS.ReadableStream & AsyncIterable<Buffer>>;
   stat(key: string): Promise<ObjectInfo | null>;
+  /**
+   * The object's file on this machine, for drivers that keep objects as files (fs): a reader in
+   * another process opens it there instead of having the bytes read and sent to it. Absent: the
+   * driver has no such file. Not checked: the object may be gone by the time it is opened.
+   */
+  localPath?(key: string): string;
   /** Idempotent: removing a missing object succeeds. */
   remove(key: string): Promise<void>;
   /**

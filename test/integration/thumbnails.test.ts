@@ -3,12 +3,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import t from 'tap';
 import { createTeam, prepareInstance, startService, upload as uploadToProcess } from '../helpers/crashed-instance.ts';
 import { connectPg } from '../helpers/database.ts';
 import { startTestServer, type CreatedTeam, type TestServer } from '../helpers/server.ts';
-import { closeS3Client, DRIVERS_OF_THIS_PASS, driverSettings, storedObjects } from '../helpers/storage.ts';
+import { closeS3Client, DRIVERS_OF_THIS_PASS, driverSettings, s3, s3Client, storedObjects } from '../helpers/storage.ts';
 import { uploadMultipart } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
 
@@ -22,6 +23,8 @@ import { eventually } from '../helpers/wait.ts';
 t.teardown(closeS3Client);
 
 const solid = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: { r: 40, g: 120, b: 200 } } });
+const noise = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 40 } } });
 
 const images = {
   png: { content: await solid(800, 600).png().toBuffer(), fileName: 'shot.png', expected: [320, 240] },
@@ -31,6 +34,9 @@ const images = {
   // Smaller than a thumbnail: not enlarged.
   gif: { content: await solid(100, 80).gif().toBuffer(), fileName: 'icon.gif', expected: [100, 80] },
   avif: { content: await solid(640, 480).avif({ effort: 0 }).toBuffer(), fileName: 'photo.avif', expected: [320, 240] },
+  // Larger than DATABASE_FILE_MAX_BYTES (64 KiB here): kept in the object store, the others in the
+  // database; on fs the preview process reads its file itself, the others' bytes are sent to it.
+  large: { content: await noise(900, 600).png().toBuffer(), fileName: 'screenshot.png', expected: [320, 213] },
 } as const;
 
 /** A real PNG whose header claims 16384 x 16384 pixels: a decompression bomb, refused before decoding. */
@@ -51,11 +57,11 @@ async function upload(server: TestServer, team: CreatedTeam, content: Buffer, fi
   return response.body.id;
 }
 
-async function thumbnailRows(databaseUrl: string): Promise<Map<string, { status: string | null; attempts: number; error: string | null }>> {
+async function thumbnailRows(databaseUrl: string): Promise<Map<string, { status: string | null; attempts: number; error: string | null; location: string | null }>> {
   const pg = await connectPg(databaseUrl);
   try {
-    const { rows } = await pg.query('select id, thumbnail_status, thumbnail_attempts, thumbnail_error from media_file');
-    return new Map(rows.map((row) => [row.id, { status: row.thumbnail_status, attempts: row.thumbnail_attempts, error: row.thumbnail_error }]));
+    const { rows } = await pg.query('select id, thumbnail_status, thumbnail_attempts, thumbnail_error, storage_location from media_file');
+    return new Map(rows.map((row) => [row.id, { status: row.thumbnail_status, attempts: row.thumbnail_attempts, error: row.thumbnail_error, location: row.storage_location }]));
   } finally {
     await pg.end();
   }
@@ -80,7 +86,7 @@ async function fetchImage(url: string): Promise<{ status: number; type: string |
 
 for (const driver of DRIVERS_OF_THIS_PASS) {
   t.test(`${driver}: thumbnails of every image type, none for others, failures marked`, async (t) => {
-    const server = await startTestServer(t, { settings: driverSettings(driver) });
+    const server = await startTestServer(t, { settings: { ...driverSettings(driver), DATABASE_FILE_MAX_BYTES: 65_536 } });
     const team = await server.createTeam('Gallery', 'enterprise');
     const ids: Record<string, string> = {};
     for (const [kind, image] of Object.entries(images)) ids[kind] = await upload(server, team, image.content, image.fileName);
@@ -94,10 +100,12 @@ for (const driver of DRIVERS_OF_THIS_PASS) {
     const rows = await thumbnailRows(server.databaseUrl);
     const listed = await records(server, team);
     for (const [kind, image] of Object.entries(images)) {
-      t.match(rows.get(ids[kind]!), { status: 'ready', attempts: 1 }, `${kind}: made once`);
+      t.match(rows.get(ids[kind]!), { status: 'ready', attempts: 1, error: null }, `${kind}: made once`);
       const thumbnail = await fetchImage(listed.get(ids[kind]!)!.thumbnailUrl!);
       t.match(thumbnail, { status: 200, type: 'image/webp (webp)', width: image.expected[0], height: image.expected[1], cache: /public, max-age=31536000/ }, `${kind}: a WebP of the expected size`);
     }
+    t.match(rows.get(ids.large!)!.location, driver === 'fs' ? /^fs$/ : new RegExp(`^s3:${s3.bucket}`), 'the large image is in the object store');
+    t.match(rows.get(ids.png!), { location: 'db' }, 'the small ones in the database');
     t.match(rows.get(ids.text!), { status: null }, 'a text file is never queued');
     t.equal(listed.get(ids.text!)!.thumbnailUrl, null);
     t.match(rows.get(ids.corrupt!), { status: 'failed', attempts: 1 }, 'a corrupt image fails once and is not retried');
@@ -124,11 +132,25 @@ for (const driver of DRIVERS_OF_THIS_PASS) {
 
     // Deleting a file removes its thumbnail from storage and its link answers 404.
     const before = await storedObjects(driver, server.dataDir, team.teamId, 'thumbnails');
-    t.equal(before.objects.length, 6, 'six thumbnails stored');
+    t.equal(before.objects.length, 7, 'seven thumbnails stored');
     const pngLink = listed.get(ids.png!)!.thumbnailUrl!;
     t.equal((await server.media('DELETE', `/v1/cdn/media/${team.teamId}/delete/${ids.png}`, team.key)).status, 200);
     t.equal((await fetchImage(pngLink)).status, 404, 'the deleted file\'s thumbnail link answers 404');
-    t.equal((await storedObjects(driver, server.dataDir, team.teamId, 'thumbnails')).objects.length, 5, 'its thumbnail is removed from storage');
+    t.equal((await storedObjects(driver, server.dataDir, team.teamId, 'thumbnails')).objects.length, 6, 'its thumbnail is removed from storage');
+  });
+}
+
+for (const driver of DRIVERS_OF_THIS_PASS) {
+  t.test(`${driver}: an image lost from storage before its thumbnail is marked failed, not retried`, async (t) => {
+    const uploader = await startTestServer(t, { settings: { ...driverSettings(driver), THUMBNAIL_CONCURRENCY: 0 } });
+    const team = await uploader.createTeam('Lost', 'enterprise');
+    const id = await upload(uploader, team, images.large.content, 'lost.png');
+    const [object] = (await storedObjects(driver, uploader.dataDir, team.teamId)).objects;
+    if (driver === 'fs') await rm(object!);
+    else await s3Client().send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: object! }));
+    await startTestServer(t, { settings: driverSettings(driver), databaseUrl: uploader.databaseUrl, dataDir: uploader.dataDir });
+    t.ok(await settled(uploader.databaseUrl), 'settled');
+    t.match((await thumbnailRows(uploader.databaseUrl)).get(id), { status: 'failed', attempts: 1, error: 'the file is not in storage' });
   });
 }
 
@@ -205,7 +227,7 @@ t.test('a claim left by a dead instance is taken over; two instances make each t
   t.ok(await settled(first.databaseUrl), 'the other instances make them all');
   const rows = await thumbnailRows(first.databaseUrl);
   t.match(rows.get(ids[0]!), { status: 'ready', attempts: 2 }, 'the dead instance\'s claim was taken over');
-  t.same(ids.slice(1).map((id) => rows.get(id)), ids.slice(1).map(() => ({ status: 'ready', attempts: 1, error: null })), 'every other one claimed once');
+  t.same(ids.slice(1).map((id) => rows.get(id)), ids.slice(1).map(() => ({ status: 'ready', attempts: 1, error: null, location: 'fs' })), 'every other one claimed once');
   let made = 0;
   for (const maker of makers) {
     const metrics = await (await fetch(`${maker.baseUrl}/metrics`)).text();

@@ -30,6 +30,11 @@ export class DatabaseFirstStore implements ObjectStore {
     return isDatabaseLocation(location) ? this.database.read(key, options) : this.store.read(key, options);
   }
 
+  /** The object's file on this machine (see ObjectStore.localPath); null when it is in the database or the driver keeps no files. */
+  localPathAt(location: StorageLocation | null, key: string): string | null {
+    return isDatabaseLocation(location) ? null : (this.store.localPath?.(key) ?? null);
+  }
+
   async read(key: string, options?: ReadOptions) {
     if (mediaIdOfKey(key) !== null) {
       try {

@@ -186,6 +186,10 @@ export class FsObjectStore implements ObjectStore {
     });
   }
 
+  localPath(key: string): string {
+    return this.#pathOf(key, 'localPath');
+  }
+
   async read(key: string, options?: ReadOptions): Promise<fs.ReadStream> {
     const file = this.#pathOf(key, 'read');
     const range = checkRange(options, key);
