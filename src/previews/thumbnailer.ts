@@ -3,6 +3,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import PQueue from 'p-queue';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { DatabaseFirstStore } from '../storage/db/database-first-store.ts';
@@ -20,6 +21,12 @@ const POLL_MS = 15_000;
 /** While uploads wait for a slot, thumbnails wait this long before looking again. */
 const BUSY_PAUSE_MS = 250;
 const WEBP_QUALITY = 75;
+/**
+ * Thumbnails claimed per preview slot (THUMBNAIL_CONCURRENCY): while one is made, the next ones'
+ * images are read and the last one's thumbnail stored, so storage round trips (S3's tens of ms)
+ * overlap the CPU work instead of adding to it.
+ */
+const IN_HAND_PER_SLOT = 4;
 const NOT_IN_STORAGE = 'the file is not in storage';
 
 export type ThumbnailOutcome = 'made' | 'failed' | 'retried';
@@ -56,9 +63,12 @@ export class Thumbnailer {
   private woken = false;
   /** The ffmpeg that makes video posters, once found at start; null: videos are left to instances that have one. */
   private ffmpeg: string | null = null;
+  /** The CPU work (the preview process, ffmpeg): `concurrency` at a time. */
+  private readonly slots: PQueue;
 
   constructor(options: ThumbnailerOptions) {
     this.options = options;
+    this.slots = new PQueue({ concurrency: Math.max(1, options.settings.concurrency) });
   }
 
   start(): void {
@@ -100,9 +110,9 @@ export class Thumbnailer {
     await this.running;
   }
 
-  /** One round: claims and makes up to `concurrency` thumbnails; answers how many were claimed. */
+  /** One round: claims and makes up to IN_HAND_PER_SLOT × `concurrency` thumbnails; answers how many were claimed. */
   async runOnce(): Promise<number> {
-    const jobs = await this.options.queue.claim(Math.max(1, this.options.settings.concurrency), this.ffmpeg !== null);
+    const jobs = await this.options.queue.claim(Math.max(1, this.options.settings.concurrency) * IN_HAND_PER_SLOT, this.ffmpeg !== null);
     await Promise.all(jobs.map((job) => this.make(job)));
     return jobs.length;
   }
@@ -149,14 +159,15 @@ export class Thumbnailer {
       if (job.size > limit) return this.finish(job, 'failed', () => queue.fail(job, `the file is larger than ${limit} bytes`));
       let source: ThumbnailTask['source'];
       try {
-        source = video ? { image: await this.poster(job) } : await this.source(job);
+        source = video ? { image: await this.slots.add(() => this.poster(job)) } : await this.source(job);
       } catch (error) {
         // Deleted meanwhile (the fail then changes nothing), or lost from its store.
         if (isStorageError(error) && error.code === 'not-found') return this.finish(job, 'failed', () => queue.fail(job, NOT_IN_STORAGE));
         if (error instanceof PosterError) return this.finish(job, 'failed', () => queue.fail(job, error.message));
         throw error;
       }
-      const result = await this.options.previews.thumbnail(source, { maxSide: settings.size, maxPixels: settings.maxPixels, quality: WEBP_QUALITY });
+      const options = { maxSide: settings.size, maxPixels: settings.maxPixels, quality: WEBP_QUALITY };
+      const result = await this.slots.add(() => this.options.previews.thumbnail(source, options));
       if (result.outcome === 'missing') return this.finish(job, 'failed', () => queue.fail(job, NOT_IN_STORAGE));
       if (result.outcome === 'undecodable') {
         logger.info({ ...log, reason: result.reason }, 'no thumbnail: the image cannot be decoded');
