@@ -2,13 +2,17 @@
  * The child process that makes thumbnails (src/previews/preview-process.ts), at the lowest CPU
  * priority. On Linux a priority belongs to a thread: every thread running now (Node's own, started
  * before this file) is set one by one, before sharp is loaded, so that the threads started later
- * (libuv's, libvips') inherit it. Tasks come and go over the IPC channel; when the channel closes
+ * (libuv's, libvips') inherit it. Tasks come and go over the IPC channel (on the s3 driver the service first sends its bucket's
+ * settings, and this process reads the images from there); when the channel closes
  * (the service stopped, or died), this process ends.
  */
 import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { makeThumbnail } from '../src/previews/thumbnail-image.ts';
-import type { ThumbnailTask } from '../src/pool/media-task-types.ts';
+import { makeThumbnail, type ObjectReader } from '../src/previews/thumbnail-image.ts';
+import type { ThumbnailTask, ThumbnailTaskResult } from '../src/pool/media-task-types.ts';
+import { isStorageError } from '../src/storage/object-store.ts';
+import { readBuffer } from '../src/storage/read-buffer.ts';
+import type { S3ObjectStoreOptions } from '../src/storage/s3/s3-object-store.ts';
 
 const LOWEST_PRIORITY = 19;
 
@@ -36,10 +40,40 @@ interface TaskMessage {
   task: ThumbnailTask;
 }
 
-process.on('message', (message: TaskMessage) => {
-  void makeThumbnail(message.task).then(
-    (result) => process.send!({ id: message.id, result }),
-    (error: unknown) => process.send!({ id: message.id, error: (error as Error).message }),
+/** Sent once, before any task, by a service on the s3 driver: the preview process reads its images from the bucket itself. */
+interface StorageMessage {
+  s3: S3ObjectStoreOptions;
+}
+
+let objects: ObjectReader | null = null;
+/** The S3 requests made since the last answer, by operation: told with the next one (the service counts them in its metrics). */
+let s3Requests: string[] = [];
+
+function useStorage(options: S3ObjectStoreOptions): void {
+  // Imported only when asked for: the AWS SDK is ~30 MB of RSS.
+  const store = import('../src/storage/s3/s3-object-store.ts').then(({ S3ObjectStore }) =>
+    new S3ObjectStore({ ...options, onRequest: (operation) => s3Requests.push(operation) }));
+  objects = async (key) => {
+    try {
+      return await readBuffer(await store, key);
+    } catch (error) {
+      if (isStorageError(error) && error.code === 'not-found') return null;
+      throw error;
+    }
+  };
+}
+
+function answer(message: { id: number; result?: ThumbnailTaskResult; error?: string }): void {
+  const requests = s3Requests;
+  s3Requests = [];
+  process.send!({ ...message, ...(requests.length > 0 && { s3Requests: requests }) });
+}
+
+process.on('message', (message: TaskMessage | StorageMessage) => {
+  if ('s3' in message) return useStorage(message.s3);
+  void makeThumbnail(message.task, objects).then(
+    (result) => answer({ id: message.id, result }),
+    (error: unknown) => answer({ id: message.id, error: (error as Error).message }),
   );
 });
 process.on('disconnect', () => process.exit(0));

@@ -319,7 +319,11 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   });
   const idempotency = new IdempotencyKeys({ orm, owner: identity, logger: logger.child({ component: 'idempotency' }) });
   const gate = new AdmissionGate(config.upload);
-  const previews = new PreviewProcess({ logger: logger.child({ component: 'thumbnails' }) });
+  const previews = new PreviewProcess({
+    logger: logger.child({ component: 'thumbnails' }),
+    // On s3 the preview process reads the images from the bucket itself.
+    ...(config.storage.driver === 's3' && { s3: config.storage.s3, onS3Request: (operation: string) => metrics.s3Requests.inc({ operation }) }),
+  });
   const thumbnailer = new Thumbnailer({
     queue: new ThumbnailQueue(orm, identity), store: mediaContent, previews, settings: config.thumbnails, logger: logger.child({ component: 'thumbnails' }),
     uploadsWaiting: () => gate.waiting > 0,

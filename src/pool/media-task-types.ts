@@ -37,10 +37,11 @@ export interface SniffTaskResult {
 export interface ThumbnailTask {
   kind: 'thumbnail';
   /**
-   * The image: its file on this machine (the fs driver), which the preview process reads itself so
-   * that its bytes never pass through the service's event loop, or the whole stored image.
+   * The image: its file on this machine (the fs driver) or its key in the preview process's own S3
+   * store, which the preview process reads itself so that its bytes never pass through the
+   * service's event loop; or the whole stored image (a file kept in the database).
    */
-  source: { file: string } | { image: Uint8Array };
+  source: { file: string } | { key: string } | { image: Uint8Array };
   /** Longest side of the thumbnail in pixels; smaller images are not enlarged. */
   maxSide: number;
   /** Images of more pixels than this are refused before they are decoded (decompression bombs). */

@@ -2,10 +2,22 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logging/logger.ts';
 import type { ThumbnailTask, ThumbnailTaskResult } from '../pool/media-task-types.ts';
+import type { S3ObjectStoreOptions } from '../storage/s3/s3-object-store.ts';
 
 const PROCESS_FILE = fileURLToPath(new URL('../../workers/preview-process.ts', import.meta.url));
 
 type ThumbnailOptions = Omit<ThumbnailTask, 'kind' | 'source'>;
+
+export interface PreviewProcessOptions {
+  logger: Pick<Logger, 'warn'>;
+  /**
+   * The service's bucket (the s3 driver): the preview process reads images from it by key itself,
+   * so that their bytes never pass through the service. Absent: images come as files or bytes.
+   */
+  s3?: Omit<S3ObjectStoreOptions, 'onRequest'>;
+  /** Each S3 request the preview process made (the service's media_s3_requests_total). */
+  onS3Request?: (operation: string) => void;
+}
 
 interface Waiting {
   resolve(result: ThumbnailTaskResult): void;
@@ -22,13 +34,22 @@ interface Waiting {
  */
 export class PreviewProcess {
   private readonly logger: Pick<Logger, 'warn'>;
+  private readonly s3: PreviewProcessOptions['s3'];
+  private readonly onS3Request: PreviewProcessOptions['onS3Request'];
   private child: ChildProcess | null = null;
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
   private closed = false;
 
-  constructor(options: { logger: Pick<Logger, 'warn'> }) {
+  constructor(options: PreviewProcessOptions) {
     this.logger = options.logger;
+    this.s3 = options.s3;
+    this.onS3Request = options.onS3Request;
+  }
+
+  /** Whether a source may be `{ key }`: the process reads the service's bucket itself. */
+  get readsObjects(): boolean {
+    return this.s3 !== undefined;
   }
 
   /** The child's pid while it runs (tests, diagnostics). */
@@ -36,7 +57,7 @@ export class PreviewProcess {
     return this.child?.pid ?? null;
   }
 
-  /** `source`: the image's file on this machine, or its bytes (sent over the IPC channel, a copy each way). */
+  /** `source`: the image's file on this machine, its key in the bucket (readsObjects), or its bytes (sent over the IPC channel, a copy each way). */
   async thumbnail(source: ThumbnailTask['source'], options: ThumbnailOptions): Promise<ThumbnailTaskResult> {
     if (this.closed) throw new Error('the preview process is closed');
     const child = this.running();
@@ -63,13 +84,18 @@ export class PreviewProcess {
   private running(): ChildProcess {
     if (this.child) return this.child;
     const child = fork(PROCESS_FILE, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.on('message', (message: { id: number; result?: ThumbnailTaskResult; error?: string }) => this.settle(message.id, message));
+    child.on('message', (message: { id: number; result?: ThumbnailTaskResult; error?: string; s3Requests?: string[] }) => {
+      for (const operation of message.s3Requests ?? []) this.onS3Request?.(operation);
+      this.settle(message.id, message);
+    });
     child.on('error', (error) => this.logger.warn({ err: error }, 'preview process error'));
     child.once('exit', (code, signal) => {
       if (this.child === child) this.child = null;
       if (!this.closed) this.logger.warn({ code, signal, thumbnails: this.waiting.size }, 'the preview process ended; the next thumbnail starts another');
       for (const id of [...this.waiting.keys()]) this.settle(id, { error: `the preview process ended (${signal ?? `exit ${code}`}) while making this thumbnail` });
     });
+    // Before any task: the channel keeps the order.
+    if (this.s3) child.send({ s3: this.s3 });
     this.child = child;
     return child;
   }

@@ -17,9 +17,16 @@ export function loadSharp(): Promise<Sharp> {
   return loaded;
 }
 
-/** The image's bytes; null when its file is not there. */
-async function sourceBytes(source: ThumbnailTask['source']): Promise<Uint8Array | null> {
+/** Reads an object of the preview process's own store by key: its bytes, or null when there is no such object. */
+export type ObjectReader = (key: string) => Promise<Uint8Array | null>;
+
+/** The image's bytes; null when its file or object is not there. */
+async function sourceBytes(source: ThumbnailTask['source'], objects: ObjectReader | null): Promise<Uint8Array | null> {
   if ('image' in source) return source.image;
+  if ('key' in source) {
+    if (!objects) throw new Error('the preview process has no object store to read the image from');
+    return objects(source.key);
+  }
   try {
     return await readFile(source.file);
   } catch (error) {
@@ -34,9 +41,9 @@ async function sourceBytes(source: ThumbnailTask['source']): Promise<Uint8Array 
  * damaged format, more pixels than `maxPixels`) answers `undecodable`: the same bytes fail the
  * same way every time.
  */
-export async function makeThumbnail(task: ThumbnailTask): Promise<ThumbnailTaskResult> {
+export async function makeThumbnail(task: ThumbnailTask, objects: ObjectReader | null = null): Promise<ThumbnailTaskResult> {
   const sharp = await loadSharp();
-  const image = await sourceBytes(task.source);
+  const image = await sourceBytes(task.source, objects);
   if (image === null) return { kind: 'thumbnail', outcome: 'missing' };
   try {
     const { data, info } = await sharp(image, { limitInputPixels: task.maxPixels, failOn: 'error', animated: false })

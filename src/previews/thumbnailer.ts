@@ -9,6 +9,7 @@ import type { Logger } from '../logging/logger.ts';
 import type { DatabaseFirstStore } from '../storage/db/database-first-store.ts';
 import { isStorageError, StorageError, type ObjectStore } from '../storage/object-store.ts';
 import { readBuffer } from '../storage/read-buffer.ts';
+import { isDatabaseLocation } from '../storage/storage-location.ts';
 import { writeBuffer } from '../storage/write-buffer.ts';
 import { THUMBNAIL_CONTENT_TYPE, thumbnailStorageKey } from '../domain/media/thumbnail-links.ts';
 import type { ThumbnailTask } from '../pool/media-task-types.ts';
@@ -38,7 +39,7 @@ export interface ThumbnailerOptions {
   queue: ThumbnailQueue;
   store: ThumbnailStore;
   /** Where the thumbnails are made: the low-priority preview process. */
-  previews: Pick<PreviewProcess, 'thumbnail'>;
+  previews: Pick<PreviewProcess, 'thumbnail' | 'readsObjects'>;
   settings: Config['thumbnails'];
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** True while uploads wait for an admission slot: thumbnails give way to them. */
@@ -194,13 +195,15 @@ export class Thumbnailer {
   }
 
   /**
-   * The image as the preview process gets it: its file when the store keeps one on this machine
-   * (the preview process reads it: a 2 MiB screenshot read and copied over the IPC channel by the
-   * service cost it more than the rest of its upload, in garbage collection), else its bytes.
+   * The image as the preview process gets it: its file when the store keeps one on this machine, or
+   * its key when the preview process reads the bucket itself (a 2 MiB screenshot read and copied
+   * over the IPC channel by the service cost it more than the rest of its upload, in garbage
+   * collection); the bytes of a file kept in the database.
    */
   private async source(job: ThumbnailJob): Promise<ThumbnailTask['source']> {
     const file = this.options.store.localPathAt(job.storageLocation, job.storageKey);
     if (file !== null) return { file };
+    if (this.options.previews.readsObjects && !isDatabaseLocation(job.storageLocation)) return { key: job.storageKey };
     return { image: await readBuffer({ read: (key) => this.options.store.readAt(job.storageLocation, key) }, job.storageKey) };
   }
 

@@ -3,9 +3,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import t from 'tap';
+import { PreviewProcess } from '../../src/previews/preview-process.ts';
 import { createTeam, prepareInstance, startService, upload as uploadToProcess } from '../helpers/crashed-instance.ts';
 import { connectPg } from '../helpers/database.ts';
 import { startTestServer, type CreatedTeam, type TestServer } from '../helpers/server.ts';
@@ -153,6 +154,24 @@ for (const driver of DRIVERS_OF_THIS_PASS) {
     t.match((await thumbnailRows(uploader.databaseUrl)).get(id), { status: 'failed', attempts: 1, error: 'the file is not in storage' });
   });
 }
+
+t.test('on s3 the preview process reads the image from the bucket itself, and its requests are counted', { skip: DRIVERS_OF_THIS_PASS.includes('s3') ? false : 'fs only in this pass' }, async (t) => {
+  const requests: string[] = [];
+  const previews = new PreviewProcess({
+    logger: { warn: () => undefined },
+    s3: { ...s3, forcePathStyle: true, keyPrefix: '' },
+    onS3Request: (operation) => requests.push(operation),
+  });
+  t.teardown(() => previews.close());
+  t.ok(previews.readsObjects);
+  const key = `preview-process-test/${Date.now()}.png`;
+  await s3Client().send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: images.large.content }));
+  t.teardown(() => s3Client().send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: key })));
+  const options = { maxSide: 320, maxPixels: 100_000_000, quality: 75 };
+  t.match(await previews.thumbnail({ key }, options), { outcome: 'made', width: 320, height: 213 });
+  t.same(requests, ['GetObject'], 'one GetObject, told to the service');
+  t.same(await previews.thumbnail({ key: `${key}.gone` }, options), { kind: 'thumbnail', outcome: 'missing' }, 'a missing object answers missing');
+});
 
 /** Videos made with ffmpeg (`.ci/run` installs Debian's): 640x360, two seconds; null without ffmpeg. */
 async function videos(): Promise<{ fileName: string; content: Buffer }[] | null> {
