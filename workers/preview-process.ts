@@ -2,12 +2,14 @@
  * The child process that makes thumbnails (src/previews/preview-process.ts), at the lowest CPU
  * priority. On Linux a priority belongs to a thread: every thread running now (Node's own, started
  * before this file) is set one by one, before sharp is loaded, so that the threads started later
- * (libuv's, libvips') inherit it. Tasks come and go over the IPC channel (on the s3 driver the service first sends its bucket's
- * settings, and this process reads the images from there); when the channel closes
+ * (libuv's, libvips') inherit it. Tasks come and go over the IPC channel, after a set-up message: how many images are decoded at
+ * once, and on the s3 driver the bucket's settings (this process reads the images from there);
+ * when the channel closes
  * (the service stopped, or died), this process ends.
  */
 import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import PQueue from 'p-queue';
 import { makeThumbnail, type ObjectReader } from '../src/previews/thumbnail-image.ts';
 import type { ThumbnailTask, ThumbnailTaskResult } from '../src/pool/media-task-types.ts';
 import { isStorageError } from '../src/storage/object-store.ts';
@@ -40,12 +42,16 @@ interface TaskMessage {
   task: ThumbnailTask;
 }
 
-/** Sent once, before any task, by a service on the s3 driver: the preview process reads its images from the bucket itself. */
-interface StorageMessage {
-  s3: S3ObjectStoreOptions;
+/**
+ * Sent once, before any task: how many images are decoded at once (the tasks' sources are read
+ * meanwhile), and on the s3 driver the bucket this process reads the images from itself.
+ */
+interface SetupMessage {
+  setup: { concurrency: number; s3: S3ObjectStoreOptions | null };
 }
 
 let objects: ObjectReader | null = null;
+let decoding = new PQueue({ concurrency: 1 });
 /** The S3 requests made since the last answer, by operation: told with the next one (the service counts them in its metrics). */
 let s3Requests: string[] = [];
 
@@ -69,9 +75,13 @@ function answer(message: { id: number; result?: ThumbnailTaskResult; error?: str
   process.send!({ ...message, ...(requests.length > 0 && { s3Requests: requests }) });
 }
 
-process.on('message', (message: TaskMessage | StorageMessage) => {
-  if ('s3' in message) return useStorage(message.s3);
-  void makeThumbnail(message.task, objects).then(
+process.on('message', (message: TaskMessage | SetupMessage) => {
+  if ('setup' in message) {
+    decoding = new PQueue({ concurrency: message.setup.concurrency });
+    if (message.setup.s3) useStorage(message.setup.s3);
+    return;
+  }
+  void makeThumbnail(message.task, { objects, decode: (work) => decoding.add(work) }).then(
     (result) => answer({ id: message.id, result }),
     (error: unknown) => answer({ id: message.id, error: (error as Error).message }),
   );

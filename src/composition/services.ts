@@ -321,6 +321,7 @@ async function composeCoreServices(options: ComposeOptions & { authSecret: strin
   const gate = new AdmissionGate(config.upload);
   const previews = new PreviewProcess({
     logger: logger.child({ component: 'thumbnails' }),
+    concurrency: config.thumbnails.concurrency,
     // On s3 the preview process reads the images from the bucket itself.
     ...(config.storage.driver === 's3' && { s3: config.storage.s3, onS3Request: (operation: string) => metrics.s3Requests.inc({ operation }) }),
   });

@@ -11,6 +11,11 @@ type ThumbnailOptions = Omit<ThumbnailTask, 'kind' | 'source'>;
 export interface PreviewProcessOptions {
   logger: Pick<Logger, 'warn'>;
   /**
+   * Images decoded at once (THUMBNAIL_CONCURRENCY; default 1): more may be in hand, their sources
+   * read while others are decoded, so that storage round trips overlap the CPU work.
+   */
+  concurrency?: number;
+  /**
    * The service's bucket (the s3 driver): the preview process reads images from it by key itself,
    * so that their bytes never pass through the service. Absent: images come as files or bytes.
    */
@@ -34,6 +39,7 @@ interface Waiting {
  */
 export class PreviewProcess {
   private readonly logger: Pick<Logger, 'warn'>;
+  private readonly concurrency: number;
   private readonly s3: PreviewProcessOptions['s3'];
   private readonly onS3Request: PreviewProcessOptions['onS3Request'];
   private child: ChildProcess | null = null;
@@ -43,6 +49,7 @@ export class PreviewProcess {
 
   constructor(options: PreviewProcessOptions) {
     this.logger = options.logger;
+    this.concurrency = Math.max(1, options.concurrency ?? 1);
     this.s3 = options.s3;
     this.onS3Request = options.onS3Request;
   }
@@ -95,7 +102,7 @@ export class PreviewProcess {
       for (const id of [...this.waiting.keys()]) this.settle(id, { error: `the preview process ended (${signal ?? `exit ${code}`}) while making this thumbnail` });
     });
     // Before any task: the channel keeps the order.
-    if (this.s3) child.send({ s3: this.s3 });
+    child.send({ setup: { concurrency: this.concurrency, s3: this.s3 ?? null } });
     this.child = child;
     return child;
   }

@@ -35,16 +35,27 @@ async function sourceBytes(source: ThumbnailTask['source'], objects: ObjectReade
   }
 }
 
+export interface MakeThumbnailOptions {
+  /** Reads `{ key }` sources (absent: none may come). */
+  objects?: ObjectReader | null;
+  /** Runs the decode and encode (a limit on how many at once); the read of the source is not in it. Default: at once. */
+  decode?: <T>(work: () => Promise<T>) => Promise<T>;
+}
+
 /**
  * In the preview process: the thumbnail of an image as WebP, at most `maxSide` pixels on its long
  * side, turned upright by its EXIF orientation, without metadata. Every error of sharp (unknown or
  * damaged format, more pixels than `maxPixels`) answers `undecodable`: the same bytes fail the
  * same way every time.
  */
-export async function makeThumbnail(task: ThumbnailTask, objects: ObjectReader | null = null): Promise<ThumbnailTaskResult> {
-  const sharp = await loadSharp();
-  const image = await sourceBytes(task.source, objects);
+export async function makeThumbnail(task: ThumbnailTask, options: MakeThumbnailOptions = {}): Promise<ThumbnailTaskResult> {
+  const image = await sourceBytes(task.source, options.objects ?? null);
   if (image === null) return { kind: 'thumbnail', outcome: 'missing' };
+  return options.decode ? options.decode(() => encode(image, task)) : encode(image, task);
+}
+
+async function encode(image: Uint8Array, task: ThumbnailTask): Promise<ThumbnailTaskResult> {
+  const sharp = await loadSharp();
   try {
     const { data, info } = await sharp(image, { limitInputPixels: task.maxPixels, failOn: 'error', animated: false })
       .autoOrient()

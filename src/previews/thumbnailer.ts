@@ -64,12 +64,12 @@ export class Thumbnailer {
   private woken = false;
   /** The ffmpeg that makes video posters, once found at start; null: videos are left to instances that have one. */
   private ffmpeg: string | null = null;
-  /** The CPU work (the preview process, ffmpeg): `concurrency` at a time. */
-  private readonly slots: PQueue;
+  /** ffmpeg's posters: `concurrency` at a time (the preview process holds its own decodes to it). */
+  private readonly posters: PQueue;
 
   constructor(options: ThumbnailerOptions) {
     this.options = options;
-    this.slots = new PQueue({ concurrency: Math.max(1, options.settings.concurrency) });
+    this.posters = new PQueue({ concurrency: Math.max(1, options.settings.concurrency) });
   }
 
   start(): void {
@@ -160,7 +160,7 @@ export class Thumbnailer {
       if (job.size > limit) return this.finish(job, 'failed', () => queue.fail(job, `the file is larger than ${limit} bytes`));
       let source: ThumbnailTask['source'];
       try {
-        source = video ? { image: await this.slots.add(() => this.poster(job)) } : await this.source(job);
+        source = video ? { image: await this.posters.add(() => this.poster(job)) } : await this.source(job);
       } catch (error) {
         // Deleted meanwhile (the fail then changes nothing), or lost from its store.
         if (isStorageError(error) && error.code === 'not-found') return this.finish(job, 'failed', () => queue.fail(job, NOT_IN_STORAGE));
@@ -168,7 +168,8 @@ export class Thumbnailer {
         throw error;
       }
       const options = { maxSide: settings.size, maxPixels: settings.maxPixels, quality: WEBP_QUALITY };
-      const result = await this.slots.add(() => this.options.previews.thumbnail(source, options));
+      // The preview process holds the decodes to THUMBNAIL_CONCURRENCY; it reads the sources meanwhile.
+      const result = await this.options.previews.thumbnail(source, options);
       if (result.outcome === 'missing') return this.finish(job, 'failed', () => queue.fail(job, NOT_IN_STORAGE));
       if (result.outcome === 'undecodable') {
         logger.info({ ...log, reason: result.reason }, 'no thumbnail: the image cannot be decoded');
