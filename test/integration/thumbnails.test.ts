@@ -173,6 +173,15 @@ t.test('on s3 the preview process reads the image from the bucket itself, and it
   t.same(await previews.thumbnail({ key: `${key}.gone` }, options), { kind: 'thumbnail', outcome: 'missing' }, 'a missing object answers missing');
 });
 
+t.test('a preview process whose S3 cannot be reached fails the thumbnail (retried later), not as missing', async (t) => {
+  const unreachable = new PreviewProcess({
+    logger: { warn: () => undefined },
+    s3: { ...s3, endpoint: 'http://127.0.0.1:9', forcePathStyle: true, keyPrefix: '' },
+  });
+  t.teardown(() => unreachable.close());
+  await t.rejects(unreachable.thumbnail({ key: 'any.png' }, { maxSide: 320, maxPixels: 100_000_000, quality: 75 }), { message: /ECONNREFUSED|connect/i });
+});
+
 /** Videos made with ffmpeg (`.ci/run` installs Debian's): 640x360, two seconds; null without ffmpeg. */
 async function videos(): Promise<{ fileName: string; content: Buffer }[] | null> {
   try {
