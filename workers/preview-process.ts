@@ -2,10 +2,10 @@
  * The child process that makes thumbnails (src/previews/preview-process.ts), at the lowest CPU
  * priority. On Linux a priority belongs to a thread: every thread running now (Node's own, started
  * before this file) is set one by one, before sharp is loaded, so that the threads started later
- * (libuv's, libvips') inherit it. Tasks come and go over the IPC channel, after a set-up message: how many images are decoded at
- * once, and on the s3 driver the bucket's settings (this process reads the images from there);
- * when the channel closes
- * (the service stopped, or died), this process ends.
+ * (libuv's, libvips') inherit it. Tasks come and go over the IPC channel after a set-up message
+ * (how many images are decoded at once; on the s3 driver the bucket's settings, as this process
+ * reads the images from there). When the channel closes (the service stopped, or died), this
+ * process ends.
  */
 import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
@@ -47,7 +47,7 @@ interface TaskMessage {
  * meanwhile), and on the s3 driver the bucket this process reads the images from itself.
  */
 interface SetupMessage {
-  setup: { concurrency: number; s3: S3ObjectStoreOptions | null };
+  setup: { concurrency: number; s3: Omit<S3ObjectStoreOptions, 'onRequest'> | null };
 }
 
 let objects: ObjectReader | null = null;
@@ -55,7 +55,7 @@ let decoding = new PQueue({ concurrency: 1 });
 /** The S3 requests made since the last answer, by operation: told with the next one (the service counts them in its metrics). */
 let s3Requests: string[] = [];
 
-function useStorage(options: S3ObjectStoreOptions): void {
+function useStorage(options: Omit<S3ObjectStoreOptions, 'onRequest'>): void {
   // Imported only when asked for: the AWS SDK is ~30 MB of RSS.
   const store = import('../src/storage/s3/s3-object-store.ts').then(({ S3ObjectStore }) =>
     new S3ObjectStore({ ...options, onRequest: (operation) => s3Requests.push(operation) }));
