@@ -183,7 +183,7 @@ if (!(await s3Answers(s3Settings.endpoint))) {
         { name: 'HTTP 500 on every upload request', make: () => new S3ObjectStore({ ...options, endpoint: proxy500.endpoint }) },
         { name: 'connection reset on every upload request', make: () => new S3ObjectStore({ ...options, endpoint: proxyReset.endpoint }) },
       ],
-      // lib-storage cuts the first part (and creates the multipart upload) once it holds more than a part.
+      // The writer sends its first part (and creates the multipart upload) once it holds more than a part.
       bytesUntilUploadExists: store.partSize + 1,
       async close() {
         // Removes whatever the suite left under its prefix (each test has already checked for leftovers).

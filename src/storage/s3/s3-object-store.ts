@@ -1,8 +1,7 @@
-// The `s3` driver: any S3-compatible endpoint (AWS S3, Ceph RGW, ...), through @aws-sdk/client-s3
-// and @aws-sdk/lib-storage.
+// The `s3` driver: any S3-compatible endpoint (AWS S3, Ceph RGW, ...), through @aws-sdk/client-s3.
 //
-// Writing is S3ObjectWriter's (s3-object-writer.ts): one PutObject or a multipart upload through
-// lib-storage, and its clean-up on abort.
+// Writing is S3ObjectWriter's (s3-object-writer.ts): one PutObject or a multipart upload from part
+// buffers it reuses, and its clean-up on abort.
 //
 // Part size: 5 MiB by default (S3's minimum); grown, in whole MiB, for an `expectedSize` that
 // would need more than 9,000 parts, so the upload stays below S3's 10,000-part limit with
@@ -17,6 +16,7 @@ import { httpStatusOf, isNotFound, wrap, type SdkErrorShape } from './s3-errors.
 import { S3ResumableStore } from './s3-resumable-store.ts';
 import { s3Location } from '../storage-location.ts';
 import { abortMultipartUpload, S3ObjectWriter } from './s3-object-writer.ts';
+import { PartBufferPool } from './part-sink.ts';
 
 export interface S3ObjectStoreOptions {
   /** Null for AWS S3 itself; otherwise the endpoint URL, e.g. http://127.0.0.1:7480. */
@@ -36,8 +36,6 @@ export interface S3ObjectStoreOptions {
   partSize?: number;
   /** Parts uploaded in parallel per writer (default 1). */
   queueSize?: number;
-  /** Bytes queued in a writer's PassThrough before write() returns false (default 1 MiB). */
-  highWaterMark?: number;
   /** Connections kept per endpoint (default 64); requests beyond wait for a free socket. */
   maxSockets?: number;
   /** Attempts per request, including the first (default 3). */
@@ -53,7 +51,6 @@ const MAX_PART_SIZE = 5 * 1024 * MiB;
 /** S3 allows 10,000 parts; aim for 9,000 so a body larger than announced still fits. */
 const TARGET_MAX_PARTS = 9_000;
 export const DEFAULT_QUEUE_SIZE = 1;
-const DEFAULT_HIGH_WATER_MARK = MiB;
 const DEFAULT_MAX_SOCKETS = 64;
 /** checkAccess() gives up after this (the client's own timeouts are sized for 8 MiB parts). */
 const CHECK_TIMEOUT_MS = 10_000;
@@ -116,7 +113,7 @@ export class S3ObjectStore implements ObjectStore {
   readonly partSize: number;
   readonly queueSize: number;
   readonly #client: S3Client;
-  readonly #highWaterMark: number;
+  readonly #partBuffers: PartBufferPool;
 
   constructor(options: S3ObjectStoreOptions) {
     const prefix = options.keyPrefix ?? '';
@@ -131,7 +128,8 @@ export class S3ObjectStore implements ObjectStore {
     this.location = s3Location(options.bucket, prefix);
     this.partSize = Math.max(MIN_PART_SIZE, options.partSize ?? DEFAULT_PART_SIZE);
     this.queueSize = Math.max(1, Math.floor(options.queueSize ?? DEFAULT_QUEUE_SIZE));
-    this.#highWaterMark = options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK;
+    // One writer's worth of free buffers, for the next large upload.
+    this.#partBuffers = new PartBufferPool(this.partSize, this.queueSize + 1);
     const maxSockets = options.maxSockets ?? DEFAULT_MAX_SOCKETS;
     this.#client = new S3Client({
       region: options.region,
@@ -176,8 +174,8 @@ export class S3ObjectStore implements ObjectStore {
       contentType: options.contentType,
       partSize,
       queueSize: this.queueSize,
-      highWaterMark: this.#highWaterMark,
-      singlePart: options.expectedSize !== undefined && options.expectedSize <= partSize,
+      partBuffers: this.#partBuffers,
+      ...(options.expectedSize !== undefined && options.expectedSize <= partSize ? { firstPartBytes: options.expectedSize } : {}),
     });
   }
 

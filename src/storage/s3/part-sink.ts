@@ -1,0 +1,235 @@
+// Where an s3 writer's bytes go: part buffers of its own, each filled by copying the caller's
+// chunks into it (one copy per byte, transient chunks included) and sent whole once the next byte
+// needs room. A buffer whose part S3 has answered is filled again, so a large upload allocates
+// `partsInFlight + 1` buffers instead of one (or, through a stream, two or three) per part; the
+// fresh external memory per part was what made V8 collect most of the 100 MiB upload's time
+// (docs/performance.md).
+//
+// A body that never outgrows its first buffer is not sent here: end() hands it back for one
+// PutObject. The first buffer is the body's announced size when that fits a part (a screenshot
+// takes a buffer of its own size, not 5 MiB); a body larger than announced moves into a part-sized
+// buffer and goes on from there.
+//
+// Backpressure: write() returns false once every buffer is full or in flight; what the call did not
+// fit (a copy, for a transient chunk) waits in a backlog that is moved into buffers as parts are
+// answered, and 'drain' follows once it is gone and there is room again.
+import { EventEmitter } from 'node:events';
+import type { ChunkSink } from '../stream-object-writer.ts';
+
+/**
+ * Free part buffers shared by a store's writers, so that one large upload after another reuses
+ * them. Keeps at most `keep` of them, all of `size` bytes; buffers of other sizes are not kept.
+ */
+export class PartBufferPool {
+  readonly size: number;
+  readonly #keep: number;
+  readonly #free: Buffer[] = [];
+
+  constructor(size: number, keep: number) {
+    this.size = size;
+    this.#keep = keep;
+  }
+
+  take(size: number): Buffer {
+    if (size === this.size) {
+      const buffer = this.#free.pop();
+      if (buffer) return buffer;
+    }
+    return Buffer.allocUnsafeSlow(size);
+  }
+
+  /** Only for a buffer no request may still read: one whose part S3 has answered. */
+  give(buffer: Buffer): void {
+    if (buffer.length === this.size && this.#free.length < this.#keep) this.#free.push(buffer);
+  }
+}
+
+export interface PartSinkOptions {
+  partSize: number;
+  /** Parts sent at once; the sink holds at most one buffer more. */
+  partsInFlight: number;
+  /** The first buffer's size, when the body is announced to fit a part; otherwise a part. */
+  firstBufferSize?: number;
+  pool: PartBufferPool;
+  /** Sends a full part (numbered from 1); resolves once S3 has answered it. A rejection stops the sink. */
+  sendPart(partNumber: number, body: Buffer): Promise<void>;
+}
+
+/** What end() gathered: the whole body, never sent, or the number of parts S3 has answered. */
+export type GatheredBody = { kind: 'whole'; body: Buffer } | { kind: 'parts'; count: number };
+
+interface Ending {
+  resolve(body: GatheredBody): void;
+  reject(error: unknown): void;
+}
+
+interface CutPart {
+  partNumber: number;
+  buffer: Buffer;
+  length: number;
+}
+
+export class PartSink extends EventEmitter implements ChunkSink {
+  readonly #options: PartSinkOptions;
+  /** Buffers held: the one being filled, the cut parts waiting and those in flight. */
+  #buffers = 0;
+  #current: Buffer | null = null;
+  #filled = 0;
+  #partsCut = 0;
+  readonly #waiting: CutPart[] = [];
+  #sending = 0;
+  /** Bytes that found no room, oldest first; the head's first `#backlogOffset` are already copied. */
+  #backlog: Buffer[] = [];
+  #backlogOffset = 0;
+  /** write() returned false: 'drain' is owed. */
+  #behind = false;
+  #ending: Ending | null = null;
+  #stopped: { error: unknown } | null = null;
+
+  constructor(options: PartSinkOptions) {
+    super();
+    this.#options = options;
+  }
+
+  write(chunk: Buffer): boolean {
+    return this.#take(chunk, false);
+  }
+
+  writeTransient(chunk: Buffer): boolean {
+    return this.#take(chunk, true);
+  }
+
+  /** Waits until every byte is in a buffer and every cut part answered; then the body or the part count. */
+  end(): Promise<GatheredBody> {
+    if (this.#stopped) return Promise.reject(this.#stopped.error);
+    if (this.#ending) return Promise.reject(new Error('end() called twice'));
+    const ended = new Promise<GatheredBody>((resolve, reject) => {
+      this.#ending = { resolve, reject };
+    });
+    this.#pump();
+    return ended;
+  }
+
+  /** Drops every byte held; end() rejects with `error`. The buffers are not reused (a cancelled request may still read one). */
+  stop(error: unknown): void {
+    if (this.#stopped) return;
+    this.#stopped = { error };
+    this.#current = null;
+    this.#waiting.length = 0;
+    this.#backlog = [];
+    this.#ending?.reject(error);
+    this.#ending = null;
+  }
+
+  #take(chunk: Buffer, transient: boolean): boolean {
+    if (this.#stopped || chunk.length === 0) return true;
+    let rest = chunk;
+    if (this.#backlog.length === 0) {
+      const reached = this.#fill(chunk, 0);
+      if (reached === chunk.length) {
+        if (this.#hasRoom()) return true;
+        this.#behind = true;
+        return false;
+      }
+      rest = chunk.subarray(reached);
+    }
+    this.#backlog.push(transient ? Buffer.from(rest) : rest);
+    this.#behind = true;
+    return false;
+  }
+
+  /** Copies `chunk` from `offset` on into buffers while there is room; returns the offset reached. */
+  #fill(chunk: Buffer, offset: number): number {
+    while (offset < chunk.length && this.#makeRoom()) {
+      const copied = chunk.copy(this.#current!, this.#filled, offset);
+      this.#filled += copied;
+      offset += copied;
+    }
+    return offset;
+  }
+
+  /** Whether a byte written now would find room without waiting for S3. */
+  #hasRoom(): boolean {
+    return (this.#current !== null && this.#filled < this.#current.length) || this.#buffers <= this.#options.partsInFlight;
+  }
+
+  /** Room in the current buffer: grows a first buffer the body outgrew, cuts a full one, takes another if one is free. */
+  #makeRoom(): boolean {
+    const { partSize, partsInFlight, pool, firstBufferSize } = this.#options;
+    const current = this.#current;
+    if (current && this.#filled < current.length) return true;
+    if (current && current.length < partSize) {
+      const part = pool.take(partSize);
+      current.copy(part, 0, 0, this.#filled);
+      this.#current = part;
+      return true;
+    }
+    if (current) this.#cut();
+    if (this.#buffers > partsInFlight) return false;
+    const size = this.#partsCut === 0 && firstBufferSize !== undefined ? Math.min(firstBufferSize, partSize) : partSize;
+    this.#current = pool.take(size);
+    this.#filled = 0;
+    this.#buffers++;
+    return true;
+  }
+
+  #cut(): void {
+    this.#waiting.push({ partNumber: ++this.#partsCut, buffer: this.#current!, length: this.#filled });
+    this.#current = null;
+    this.#filled = 0;
+    this.#sendWaiting();
+  }
+
+  #sendWaiting(): void {
+    while (this.#waiting.length > 0 && this.#sending < this.#options.partsInFlight) {
+      const part = this.#waiting.shift()!;
+      this.#sending++;
+      this.#options.sendPart(part.partNumber, part.buffer.subarray(0, part.length)).then(
+        () => {
+          this.#sending--;
+          if (this.#stopped) return;
+          this.#buffers--;
+          this.#options.pool.give(part.buffer);
+          this.#pump();
+        },
+        (error: unknown) => {
+          this.#sending--;
+          this.stop(error);
+        },
+      );
+    }
+  }
+
+  /** Moves the backlog into buffers, sends what is cut, settles end() once all is answered, and owes no 'drain'. */
+  #pump(): void {
+    while (this.#backlog.length > 0) {
+      const head = this.#backlog[0]!;
+      const reached = this.#fill(head, this.#backlogOffset);
+      if (reached < head.length) {
+        this.#backlogOffset = reached;
+        break;
+      }
+      this.#backlog.shift();
+      this.#backlogOffset = 0;
+    }
+    this.#sendWaiting();
+    if (this.#backlog.length > 0) return;
+    if (this.#ending) this.#settleEnd(this.#ending);
+    else if (this.#behind && this.#hasRoom()) {
+      this.#behind = false;
+      this.emit('drain');
+    }
+  }
+
+  #settleEnd(ending: Ending): void {
+    if (this.#partsCut === 0) {
+      this.#ending = null;
+      ending.resolve({ kind: 'whole', body: this.#current ? this.#current.subarray(0, this.#filled) : Buffer.alloc(0) });
+      return;
+    }
+    if (this.#current && this.#filled > 0) this.#cut(); // the last part, which may be short
+    if (this.#waiting.length > 0 || this.#sending > 0) return;
+    this.#ending = null;
+    ending.resolve({ kind: 'parts', count: this.#partsCut });
+  }
+}

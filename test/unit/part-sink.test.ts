@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import t from 'tap';
+import { PartBufferPool, PartSink } from '../../src/storage/s3/part-sink.ts';
+
+// The s3 writer's part buffers (the writer against a real S3 server is in
+// test/storage/object-store.test.ts): bytes copied once into reused buffers, parts cut only when
+// a byte needs the room, write() false while every buffer is full or in flight, 'drain' after.
+
+const partSize = 1024;
+
+interface SentPart {
+  partNumber: number;
+  bytes: Buffer;
+  buffer: ArrayBufferLike;
+  answer(): void;
+  refuse(error: Error): void;
+}
+
+function harness(options: { partsInFlight?: number; firstBufferSize?: number; pool?: PartBufferPool } = {}) {
+  const sent: SentPart[] = [];
+  let drains = 0;
+  const sink = new PartSink({
+    partSize,
+    partsInFlight: options.partsInFlight ?? 1,
+    pool: options.pool ?? new PartBufferPool(partSize, 2),
+    ...(options.firstBufferSize === undefined ? {} : { firstBufferSize: options.firstBufferSize }),
+    sendPart: (partNumber, body) =>
+      new Promise<void>((resolve, reject) => {
+        // What S3 receives: a copy taken when the part is sent, as the request would.
+        sent.push({ partNumber, bytes: Buffer.from(body), buffer: body.buffer, answer: resolve, refuse: reject });
+      }),
+  });
+  sink.on('drain', () => drains++);
+  return { sink, sent, drains: () => drains };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+t.test('a body that fits its first buffer comes back whole, never sent', async (t) => {
+  const { sink, sent } = harness({ firstBufferSize: 300 });
+  const data = randomBytes(300);
+  t.equal(sink.write(data.subarray(0, 100)), true);
+  const scratch = Buffer.from(data.subarray(100));
+  t.equal(sink.writeTransient(scratch), true);
+  scratch.fill(0); // the caller reuses a transient chunk's memory at once
+  const gathered = await sink.end();
+  t.equal(gathered.kind, 'whole');
+  t.ok(gathered.kind === 'whole' && gathered.body.equals(data), 'the bytes as written');
+  t.equal(sent.length, 0, 'no part was sent');
+});
+
+t.test('an empty body is whole and empty', async (t) => {
+  const { sink } = harness();
+  const gathered = await sink.end();
+  t.same(gathered.kind === 'whole' && gathered.body.length, 0);
+});
+
+t.test('exactly one part of bytes is still one whole body: a part is cut only when a byte needs the room', async (t) => {
+  const { sink, sent } = harness();
+  sink.write(randomBytes(partSize));
+  const gathered = await sink.end();
+  t.equal(gathered.kind, 'whole');
+  t.equal(sent.length, 0);
+});
+
+t.test('a body larger than announced grows into a part buffer and goes on in parts', async (t) => {
+  const { sink, sent } = harness({ firstBufferSize: 100 });
+  const received: SentPart[] = [];
+  const data = randomBytes(partSize * 2 + 10);
+  for (let offset = 0; offset < data.length; offset += 70) {
+    const scratch = Buffer.from(data.subarray(offset, offset + 70));
+    sink.writeTransient(scratch);
+    scratch.fill(0);
+    for (const part of sent.splice(0)) {
+      received.push(part);
+      part.answer();
+    }
+    await settle();
+  }
+  const ending = sink.end();
+  await settle();
+  for (const part of sent.splice(0)) {
+    received.push(part);
+    part.answer();
+  }
+  t.same(await ending, { kind: 'parts', count: 3 });
+  t.same(
+    received.map((part) => [part.partNumber, part.bytes.length]),
+    [
+      [1, partSize],
+      [2, partSize],
+      [3, 10],
+    ],
+    'every part but the last is a whole part',
+  );
+  t.ok(Buffer.concat(received.map((part) => part.bytes)).equals(data), 'the parts hold the bytes as written');
+});
+
+t.test('write() asks to wait while every buffer is full or in flight; drain once a part is answered', async (t) => {
+  const { sink, sent, drains } = harness({ partsInFlight: 1 });
+  const data = randomBytes(partSize * 4);
+  t.equal(sink.write(data.subarray(0, partSize)), true, 'the first buffer filled: another is free');
+  t.equal(sink.write(data.subarray(partSize, 2 * partSize)), false, 'the first part is in flight and the second buffer full');
+  t.equal(sent.length, 1, 'part 1 was sent when the second buffer needed the room');
+  t.equal(sink.write(data.subarray(2 * partSize, 3 * partSize)), false, 'still behind: this chunk waits in the backlog');
+  t.equal(sent.length, 1, 'one part in flight at a time');
+  sent[0]!.answer();
+  await settle();
+  t.equal(sent.length, 2, 'part 2 is sent once part 1 is answered');
+  t.equal(drains(), 0, 'no drain while the backlog fills the freed buffer and waits for part 2');
+  sent[1]!.answer();
+  await settle();
+  t.equal(drains(), 1, 'drain once part 2 is answered: a buffer is free');
+  t.equal(sent.length, 2, 'the full buffer is cut only when a byte needs its room');
+  t.equal(sink.write(data.subarray(3 * partSize)), false, 'part 3 in flight, the last buffer full');
+  const ending = sink.end();
+  for (let round = 0; round < 5; round++) {
+    await settle();
+    for (const part of sent) part.answer();
+  }
+  t.same(await ending, { kind: 'parts', count: 4 });
+  t.ok(Buffer.concat(sent.map((part) => part.bytes)).equals(data), 'parts in order, bytes as written');
+  t.equal(new Set(sent.map((part) => part.buffer)).size, 2, 'four parts out of two buffers');
+});
+
+t.test('drain follows once the backlog has moved into buffers', async (t) => {
+  const { sink, sent, drains } = harness({ partsInFlight: 2 });
+  t.equal(sink.write(randomBytes(partSize * 3 - 1)), true, 'three buffers: two parts in flight, the third with room');
+  t.equal(sent.length, 2);
+  t.equal(sink.write(randomBytes(10)), false, 'the third buffer full, nine bytes without room');
+  sent[0]!.answer();
+  await settle();
+  t.equal(drains(), 1, 'drain once a buffer is free and the backlog is in it');
+});
+
+t.test('the pool hands a writer’s answered buffers to the next writer', async (t) => {
+  const pool = new PartBufferPool(partSize, 2);
+  const first = harness({ pool });
+  first.sink.write(randomBytes(partSize * 2 + 1));
+  const ending = first.sink.end();
+  for (let round = 0; round < 4; round++) {
+    await settle();
+    for (const part of first.sent) part.answer();
+  }
+  await ending;
+  const second = harness({ pool });
+  second.sink.write(randomBytes(partSize + 1));
+  t.ok(
+    first.sent.some((part) => part.buffer === second.sent[0]!.buffer),
+    'the second writer’s first part went out of a buffer the first writer gave back',
+  );
+  t.equal(pool.take(partSize * 2).length, partSize * 2, 'a buffer of another size is made, not taken from the pool');
+});
+
+t.test('a refused part stops the sink: end() rejects, later writes are dropped', async (t) => {
+  const { sink, sent } = harness();
+  sink.write(randomBytes(partSize + 1));
+  const ending = sink.end();
+  await settle();
+  sent[0]!.refuse(new Error('S3 said no'));
+  await t.rejects(ending, /S3 said no/);
+  t.equal(sink.write(randomBytes(10)), true, 'dropped');
+  await t.rejects(sink.end(), /S3 said no/);
+});
+
+t.test('stop() rejects a waiting end() and drops the backlog', async (t) => {
+  const { sink, sent } = harness();
+  sink.write(randomBytes(partSize * 3));
+  const ending = sink.end();
+  sink.stop(new Error('aborted'));
+  await t.rejects(ending, /aborted/);
+  sent[0]!.answer();
+  await settle();
+  t.equal(sent.length, 1, 'nothing more is sent after stop()');
+});
