@@ -18,11 +18,12 @@ export interface ObjectWriter {
   write(chunk: Buffer, transient?: boolean): boolean;
   onDrain(listener: () => void): void;
   /**
-   * True when write() takes transient chunks while behind without copying or holding them (the fs
-   * driver writes them through to its file at once), so a caller whose source cannot stop
-   * delivering may go on writing instead of buffering. Absent: false.
+   * Whether write() takes a transient chunk now, although it asked to wait, without holding more
+   * than the writer allows itself (the fs driver writes it through to its file at once; the s3
+   * driver has a spare part buffer), so a caller whose source cannot stop delivering at once may go
+   * on writing instead of buffering. Absent: never.
    */
-  readonly writesThrough?: boolean;
+  takesWhileBehind?(): boolean;
   /** Called once if the writer fails before finish/abort (e.g. storage unreachable), so the upload can stop early. */
   onError(listener: (error: Error) => void): void;
   /**

@@ -4,7 +4,8 @@ import { PartBufferPool, PartSink } from '../../src/storage/s3/part-sink.ts';
 
 // The s3 writer's part buffers (the writer against a real S3 server is in
 // test/storage/object-store.test.ts): bytes copied once into reused buffers, parts cut only when
-// a byte needs the room, write() false while every buffer is full or in flight, 'drain' after.
+// a byte needs the room, write() false while the regular buffers are full or in flight, a spare
+// buffer for what arrives after that, 'drain' once a write would not need it.
 
 const partSize = 1024;
 
@@ -102,12 +103,13 @@ t.test('write() asks to wait while every buffer is full or in flight; drain once
   t.equal(sink.write(data.subarray(0, partSize)), true, 'the first buffer filled: another is free');
   t.equal(sink.write(data.subarray(partSize, 2 * partSize)), false, 'the first part is in flight and the second buffer full');
   t.equal(sent.length, 1, 'part 1 was sent when the second buffer needed the room');
-  t.equal(sink.write(data.subarray(2 * partSize, 3 * partSize)), false, 'still behind: this chunk waits in the backlog');
+  t.ok(sink.takesWhileBehind(), 'the spare buffer has room');
+  t.equal(sink.write(data.subarray(2 * partSize, 3 * partSize)), false, 'still behind: this chunk went into the spare buffer');
   t.equal(sent.length, 1, 'one part in flight at a time');
   sent[0]!.answer();
   await settle();
   t.equal(sent.length, 2, 'part 2 is sent once part 1 is answered');
-  t.equal(drains(), 0, 'no drain while the backlog fills the freed buffer and waits for part 2');
+  t.equal(drains(), 0, 'no drain while a write would need the spare buffer');
   sent[1]!.answer();
   await settle();
   t.equal(drains(), 1, 'drain once part 2 is answered: a buffer is free');
@@ -120,17 +122,37 @@ t.test('write() asks to wait while every buffer is full or in flight; drain once
   }
   t.same(await ending, { kind: 'parts', count: 4 });
   t.ok(Buffer.concat(sent.map((part) => part.bytes)).equals(data), 'parts in order, bytes as written');
-  t.equal(new Set(sent.map((part) => part.buffer)).size, 2, 'four parts out of two buffers');
+  t.equal(new Set(sent.map((part) => part.buffer)).size, 3, 'four parts out of three buffers');
 });
 
 t.test('drain follows once the backlog has moved into buffers', async (t) => {
   const { sink, sent, drains } = harness({ partsInFlight: 2 });
   t.equal(sink.write(randomBytes(partSize * 3 - 1)), true, 'three buffers: two parts in flight, the third with room');
   t.equal(sent.length, 2);
-  t.equal(sink.write(randomBytes(10)), false, 'the third buffer full, nine bytes without room');
+  t.equal(sink.write(randomBytes(10)), false, 'the third buffer full, nine bytes in the spare');
   sent[0]!.answer();
   await settle();
   t.equal(drains(), 1, 'drain once a buffer is free and the backlog is in it');
+});
+
+t.test('past the spare buffer, bytes wait in the backlog until a part is answered', async (t) => {
+  const { sink, sent, drains } = harness({ partsInFlight: 1 });
+  const data = randomBytes(partSize * 3 + 100);
+  t.equal(sink.write(data.subarray(0, 2 * partSize)), false, 'part 1 in flight, the second buffer full');
+  t.equal(sink.write(data.subarray(2 * partSize, 3 * partSize)), false, 'into the spare');
+  t.notOk(sink.takesWhileBehind(), 'the spare is full');
+  const scratch = Buffer.from(data.subarray(3 * partSize));
+  t.equal(sink.writeTransient(scratch), false, 'a transient chunk without room is copied to the backlog');
+  scratch.fill(0);
+  t.notOk(sink.takesWhileBehind(), 'nothing more while the backlog waits');
+  const ending = sink.end();
+  for (let round = 0; round < 6; round++) {
+    await settle();
+    for (const part of sent) part.answer();
+  }
+  t.same(await ending, { kind: 'parts', count: 4 });
+  t.ok(Buffer.concat(sent.map((part) => part.bytes)).equals(data), 'the bytes as written, the backlog last');
+  t.equal(drains(), 0, 'no drain once the body has ended');
 });
 
 t.test('the pool hands a writer’s answered buffers to the next writer', async (t) => {

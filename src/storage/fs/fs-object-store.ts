@@ -76,7 +76,9 @@ function tempName(key: string): string {
 }
 
 class FsObjectWriter extends StreamObjectWriter {
-  readonly writesThrough = true;
+  takesWhileBehind(): boolean {
+    return true;
+  }
   readonly #finalPath: string;
   readonly #root: string;
   readonly #durable: boolean;

@@ -10,9 +10,13 @@
 // takes a buffer of its own size, not 5 MiB); a body larger than announced moves into a part-sized
 // buffer and goes on from there.
 //
-// Backpressure: write() returns false once every buffer is full or in flight; what the call did not
-// fit (a copy, for a transient chunk) waits in a backlog that is moved into buffers as parts are
-// answered, and 'drain' follows once it is gone and there is room again.
+// Backpressure: write() returns false once the buffers of `partsInFlight` parts and the one being
+// filled are full or in flight. One spare buffer past them takes what a caller that cannot stop at
+// once still delivers (takesWhileBehind(): uWS goes on reading a paused socket until the kernel's
+// receive buffer is empty, ~3.4 MiB from a client on the same machine, which would otherwise go
+// through the body spool's file and back). What finds no room at all (a copy, for a transient chunk)
+// waits in a backlog that is moved into buffers as parts are answered; 'drain' follows once it is
+// gone and a write would not need the spare buffer.
 import { EventEmitter } from 'node:events';
 import type { ChunkSink } from '../stream-object-writer.ts';
 
@@ -46,7 +50,7 @@ export class PartBufferPool {
 
 export interface PartSinkOptions {
   partSize: number;
-  /** Parts sent at once; the sink holds at most one buffer more. */
+  /** Parts sent at once; the sink fills one buffer more, and has one spare (see above). */
   partsInFlight: number;
   /** The first buffer's size, when the body is announced to fit a part; otherwise a part. */
   firstBufferSize?: number;
@@ -99,6 +103,12 @@ export class PartSink extends EventEmitter implements ChunkSink {
     return this.#take(chunk, true);
   }
 
+  /** Whether a write now, although write() asked to wait, finds room (in the spare buffer) rather than going to the backlog. */
+  takesWhileBehind(): boolean {
+    if (this.#stopped) return true;
+    return this.#backlog.length === 0 && (this.#currentHasRoom() || this.#buffers < this.#options.partsInFlight + 2);
+  }
+
   /** Waits until every byte is in a buffer and every cut part answered; then the body or the part count. */
   end(): Promise<GatheredBody> {
     if (this.#stopped) return Promise.reject(this.#stopped.error);
@@ -148,9 +158,14 @@ export class PartSink extends EventEmitter implements ChunkSink {
     return offset;
   }
 
-  /** Whether a byte written now would find room without waiting for S3. */
+  /** Whether a byte written now would find room without waiting for S3 or taking the spare buffer. */
   #hasRoom(): boolean {
-    return (this.#current !== null && this.#filled < this.#current.length) || this.#buffers <= this.#options.partsInFlight;
+    const regular = this.#options.partsInFlight + 1;
+    return this.#buffers < regular || (this.#buffers === regular && this.#currentHasRoom());
+  }
+
+  #currentHasRoom(): boolean {
+    return this.#current !== null && this.#filled < this.#current.length;
   }
 
   /** Room in the current buffer: grows a first buffer the body outgrew, cuts a full one, takes another if one is free. */
@@ -165,7 +180,7 @@ export class PartSink extends EventEmitter implements ChunkSink {
       return true;
     }
     if (current) this.#cut();
-    if (this.#buffers > partsInFlight) return false;
+    if (this.#buffers >= partsInFlight + 2) return false;
     const size = this.#partsCut === 0 && firstBufferSize !== undefined ? Math.min(firstBufferSize, partSize) : partSize;
     this.#current = pool.take(size);
     this.#filled = 0;

@@ -129,7 +129,7 @@ export class S3ObjectStore implements ObjectStore {
     this.partSize = Math.max(MIN_PART_SIZE, options.partSize ?? DEFAULT_PART_SIZE);
     this.queueSize = Math.max(1, Math.floor(options.queueSize ?? DEFAULT_QUEUE_SIZE));
     // One writer's worth of free buffers, for the next large upload.
-    this.#partBuffers = new PartBufferPool(this.partSize, this.queueSize + 1);
+    this.#partBuffers = new PartBufferPool(this.partSize, this.queueSize + 2);
     const maxSockets = options.maxSockets ?? DEFAULT_MAX_SOCKETS;
     this.#client = new S3Client({
       region: options.region,

@@ -6,9 +6,10 @@
 // with `queueSize` parts in flight at once and one more being filled. A part's buffer is filled
 // again once S3 has answered it, and the store's writers hand free buffers on to each other.
 //
-// Memory per writer, worst case ≈ (queueSize + 1) × partSize, plus the part of one write() that
-// found no room (the caller waits for 'drain' after that). With the defaults (5 MiB parts,
-// queueSize 1) that is 10 MiB for a large upload; a screenshot of declared size holds one buffer
+// Memory per writer, worst case ≈ (queueSize + 2) × partSize: the parts in flight, the one being
+// filled and a spare for what uWS delivers after a pause (part-sink.ts), plus the part of one
+// write() that found no room. With the defaults (5 MiB parts, queueSize 1) that is 15 MiB for a
+// large upload; a screenshot of declared size holds one buffer
 // of its size. Against the RGW on this machine 1, 2 and 4 parts in flight moved bytes at the same
 // speed; a distant S3 with a long round trip per part wants more (S3_PARTS_IN_FLIGHT), at one
 // part of memory each.
@@ -112,6 +113,10 @@ export class S3ObjectWriter extends StreamObjectWriter {
     this.#options = options;
     this.#objectKey = options.objectKey;
     this.#sink = sink;
+  }
+
+  takesWhileBehind(): boolean {
+    return this.#sink.takesWhileBehind();
   }
 
   protected override wrapError(error: unknown, operation: string): StorageError {

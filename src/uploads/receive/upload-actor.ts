@@ -152,9 +152,9 @@ export class UploadActor<Result> {
     return this.state;
   }
 
-  /** Paused only because the writer is behind, and the writer writes through: it may take more now. */
+  /** Paused only because the writer is behind, and the writer takes more while behind: it may take more now. */
   get takesWhilePaused(): boolean {
-    return this.state === 'receiving' && this.pausedBy.size === 1 && this.pausedBy.has('writer') && this.writer?.writesThrough === true;
+    return this.state === 'receiving' && this.pausedBy.size === 1 && this.pausedBy.has('writer') && this.writer?.takesWhileBehind?.() === true;
   }
 
   send(message: UploadMessage): void {

@@ -7,8 +7,9 @@ export interface UploadBodyConsumer {
   chunk(data: Buffer, transient?: boolean): void;
   /**
    * Whether the consumer, though it paused the body, can take a transient chunk now without holding
-   * it in memory (its storage writes through): a transport that delivers after pause() then hands
-   * chunks over instead of buffering them. Absent: never.
+   * more than its storage allows itself (the storage writes through, or keeps room for this): a
+   * transport that delivers after pause() then hands chunks over instead of buffering them.
+   * Absent: never.
    */
   takesWhilePaused?(): boolean;
   end(): void;
