@@ -16,6 +16,8 @@ export interface BodyConsumer {
   chunk(data: Buffer, transient?: boolean): void;
   /** Whether it takes transient chunks now although it paused the body (see UploadBodyConsumer); absent: never. */
   takesWhilePaused?(): boolean;
+  /** Whether it would only copy a chunk it is given now, so that a transient one spares the copy before (see UploadBodyConsumer); absent: never. */
+  takesTransient?(): boolean;
   end(): void;
   abort(reason: Error): void;
 }
@@ -124,13 +126,19 @@ export class RequestBody {
   push(data: Uint8Array, isLast: boolean): void {
     this.received += data.length;
     if (data.length > 0 && !this.abortReason && !this.discarded) {
-      if (this.consumer && !this.consumerPaused && this.backlogBytes === 0) this.consumer.chunk(Buffer.from(data));
+      if (this.consumer && !this.consumerPaused && this.backlogBytes === 0) this.deliver(this.consumer, data);
       else this.hold(data);
     }
     if (isLast) {
       this.ended = true;
       this.flush();
     }
+  }
+
+  /** A chunk straight from the transport: as a view when the consumer would only copy it, otherwise as a copy. */
+  private deliver(consumer: BodyConsumer, data: Uint8Array): void {
+    if (consumer.takesTransient?.() === true) consumer.chunk(Buffer.from(data.buffer, data.byteOffset, data.length), true);
+    else consumer.chunk(Buffer.from(data));
   }
 
   /** The transport failed (the client left); ignored once the whole body has arrived. */

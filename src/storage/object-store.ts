@@ -24,6 +24,11 @@ export interface ObjectWriter {
    * on writing instead of buffering. Absent: never.
    */
   takesWhileBehind?(): boolean;
+  /**
+   * True when write() copies every chunk (the s3 driver's part buffers), so that a caller holding
+   * memory it will reuse passes it as transient rather than copying it first. Absent: false.
+   */
+  readonly copiesChunks?: boolean;
   /** Called once if the writer fails before finish/abort (e.g. storage unreachable), so the upload can stop early. */
   onError(listener: (error: Error) => void): void;
   /**

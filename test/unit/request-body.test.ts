@@ -554,3 +554,27 @@ t.test('the shared budget gets back what fail(), discard() and releaseUnread() d
   t.equal(shared.used, 0);
   t.end();
 });
+
+t.test('a consumer that would only copy a chunk gets a view of the transport memory; any other a copy', (t) => {
+  const b = new RequestBody(new FakeSource(), null, true);
+  const received: { data: Buffer; transient: boolean }[] = [];
+  let takesTransient = false;
+  b.consume({
+    chunk: (data, transient) => received.push({ data, transient: transient === true }),
+    takesTransient: () => takesTransient,
+    end: () => undefined,
+    abort: () => t.fail('no abort'),
+  });
+  // Larger than Buffer's shared pool: each has a memory of its own.
+  const first = Buffer.alloc(8192, 'a');
+  b.push(first, false);
+  t.equal(received[0]!.transient, false, 'not transient while the consumer would keep the chunk');
+  t.not(received[0]!.data.buffer, first.buffer, 'a copy of the transport memory');
+  takesTransient = true;
+  const second = Buffer.alloc(8192, 'b');
+  b.push(second, false);
+  t.equal(received[1]!.transient, true, 'transient once the consumer only copies');
+  t.equal(received[1]!.data.buffer, second.buffer, 'a view of the transport memory, not a copy');
+  t.ok(received[1]!.data.equals(second));
+  t.end();
+});

@@ -14,6 +14,7 @@ class FakeWriter implements ObjectWriter {
   chunks: Buffer[] = [];
   accepting = true;
   roomWhileBehind = false;
+  copiesChunks = false;
   takesWhileBehind(): boolean {
     return this.roomWhileBehind;
   }
@@ -210,6 +211,18 @@ t.test('the body pauses while the writer is behind and resumes on drain', async 
   h.writers[0]!.accepting = true;
   h.writers[0]!.drainListeners.forEach((listener) => listener());
   t.same(h.calls, ['pause', 'resume']);
+});
+
+t.test('views of the transport memory are asked for only while a writer that copies every chunk is receiving', async (t) => {
+  const h = harness();
+  t.notOk(h.actor.writerCopiesChunks, 'no writer yet');
+  h.actor.send({ type: 'chunk', data: Buffer.from('a') });
+  t.notOk(h.actor.writerCopiesChunks, 'a writer that may keep chunks');
+  h.writers[0]!.copiesChunks = true;
+  t.ok(h.actor.writerCopiesChunks, 'a writer that copies them');
+  h.actor.send({ type: 'abort', reason: new ClientAbortedError() });
+  await rejection(h.actor.result);
+  t.notOk(h.actor.writerCopiesChunks, 'a failed upload asks for nothing');
 });
 
 t.test('a body paused only by a writer that writes through may be handed more; paused for anything else, not', async (t) => {

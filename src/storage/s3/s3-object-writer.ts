@@ -115,6 +115,8 @@ export class S3ObjectWriter extends StreamObjectWriter {
     this.#sink = sink;
   }
 
+  readonly copiesChunks = true;
+
   takesWhileBehind(): boolean {
     return this.#sink.takesWhileBehind();
   }

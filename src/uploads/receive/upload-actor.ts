@@ -157,6 +157,11 @@ export class UploadActor<Result> {
     return this.state === 'receiving' && this.pausedBy.size === 1 && this.pausedBy.has('writer') && this.writer?.takesWhileBehind?.() === true;
   }
 
+  /** Receiving into a writer that copies every chunk: a transient chunk spares a copy before it. */
+  get writerCopiesChunks(): boolean {
+    return this.state === 'receiving' && this.writer?.copiesChunks === true;
+  }
+
   send(message: UploadMessage): void {
     if (this.state === 'done' || this.state === 'failed') return;
     try {

@@ -12,6 +12,12 @@ export interface UploadBodyConsumer {
    * Absent: never.
    */
   takesWhilePaused?(): boolean;
+  /**
+   * Whether the consumer would only copy a chunk given to it now (its storage copies every chunk
+   * into buffers of its own), so that a transport hands over a view instead of copying it first.
+   * Absent: never.
+   */
+  takesTransient?(): boolean;
   end(): void;
   abort(reason: Error): void;
 }

@@ -316,6 +316,7 @@ export class UploadService {
       },
       // The pooled hasher may keep views of chunks until a worker takes them: it gets owned chunks only.
       takesWhilePaused: () => !pooledHashing && actor.takesWhilePaused,
+      takesTransient: () => !pooledHashing && actor.writerCopiesChunks,
       end: () => {
         idle.stop();
         actor.send({ type: 'end' });
