@@ -37,6 +37,14 @@ function harness(options: { partsInFlight?: number; firstBufferSize?: number; po
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
+/** Answers every part sent so far, `rounds` times over, letting the sink send the next between rounds. */
+async function answerAll(sent: SentPart[], rounds: number): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    await settle();
+    for (const part of sent) part.answer();
+  }
+}
+
 t.test('a body that fits its first buffer comes back whole, never sent', async (t) => {
   const { sink, sent } = harness({ firstBufferSize: 300 });
   const data = randomBytes(300);
@@ -116,10 +124,7 @@ t.test('write() asks to wait while every buffer is full or in flight; drain once
   t.equal(sent.length, 2, 'the full buffer is cut only when a byte needs its room');
   t.equal(sink.write(data.subarray(3 * partSize)), false, 'part 3 in flight, the last buffer full');
   const ending = sink.end();
-  for (let round = 0; round < 5; round++) {
-    await settle();
-    for (const part of sent) part.answer();
-  }
+  await answerAll(sent, 5);
   t.same(await ending, { kind: 'parts', count: 4 });
   t.ok(Buffer.concat(sent.map((part) => part.bytes)).equals(data), 'parts in order, bytes as written');
   t.equal(new Set(sent.map((part) => part.buffer)).size, 3, 'four parts out of three buffers');
@@ -146,10 +151,7 @@ t.test('past the spare buffer, bytes wait in the backlog until a part is answere
   scratch.fill(0);
   t.notOk(sink.takesWhileBehind(), 'nothing more while the backlog waits');
   const ending = sink.end();
-  for (let round = 0; round < 6; round++) {
-    await settle();
-    for (const part of sent) part.answer();
-  }
+  await answerAll(sent, 6);
   t.same(await ending, { kind: 'parts', count: 4 });
   t.ok(Buffer.concat(sent.map((part) => part.bytes)).equals(data), 'the bytes as written, the backlog last');
   t.equal(drains(), 0, 'no drain once the body has ended');
@@ -160,10 +162,7 @@ t.test('the pool hands a writer’s answered buffers to the next writer', async 
   const first = harness({ pool });
   first.sink.write(randomBytes(partSize * 2 + 1));
   const ending = first.sink.end();
-  for (let round = 0; round < 4; round++) {
-    await settle();
-    for (const part of first.sent) part.answer();
-  }
+  await answerAll(first.sent, 4);
   await ending;
   const second = harness({ pool });
   second.sink.write(randomBytes(partSize + 1));

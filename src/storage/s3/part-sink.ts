@@ -1,7 +1,7 @@
 // Where an s3 writer's bytes go: part buffers of its own, each filled by copying the caller's
 // chunks into it (one copy per byte, transient chunks included) and sent whole once the next byte
 // needs room. A buffer whose part S3 has answered is filled again, so a large upload allocates
-// `partsInFlight + 1` buffers instead of one (or, through a stream, two or three) per part; the
+// at most `partsInFlight + 2` buffers (see below) instead of one (or, through a stream, two or three) per part; the
 // fresh external memory per part was what made V8 collect most of the 100 MiB upload's time
 // (docs/performance.md).
 //
@@ -75,6 +75,10 @@ interface CutPart {
 
 export class PartSink extends EventEmitter implements ChunkSink {
   readonly #options: PartSinkOptions;
+  /** Buffers counted as room: the parts in flight and the one being filled. */
+  readonly #regularBuffers: number;
+  /** Those and the spare. */
+  readonly #maxBuffers: number;
   /** Buffers held: the one being filled, the cut parts waiting and those in flight. */
   #buffers = 0;
   #current: Buffer | null = null;
@@ -93,6 +97,8 @@ export class PartSink extends EventEmitter implements ChunkSink {
   constructor(options: PartSinkOptions) {
     super();
     this.#options = options;
+    this.#regularBuffers = options.partsInFlight + 1;
+    this.#maxBuffers = options.partsInFlight + 2;
   }
 
   write(chunk: Buffer): boolean {
@@ -106,7 +112,7 @@ export class PartSink extends EventEmitter implements ChunkSink {
   /** Whether a write now, although write() asked to wait, finds room (in the spare buffer) rather than going to the backlog. */
   takesWhileBehind(): boolean {
     if (this.#stopped) return true;
-    return this.#backlog.length === 0 && (this.#currentHasRoom() || this.#buffers < this.#options.partsInFlight + 2);
+    return this.#backlog.length === 0 && (this.#currentHasRoom() || this.#buffers < this.#maxBuffers);
   }
 
   /** Waits until every byte is in a buffer and every cut part answered; then the body or the part count. */
@@ -160,8 +166,7 @@ export class PartSink extends EventEmitter implements ChunkSink {
 
   /** Whether a byte written now would find room without waiting for S3 or taking the spare buffer. */
   #hasRoom(): boolean {
-    const regular = this.#options.partsInFlight + 1;
-    return this.#buffers < regular || (this.#buffers === regular && this.#currentHasRoom());
+    return this.#buffers < this.#regularBuffers || (this.#buffers === this.#regularBuffers && this.#currentHasRoom());
   }
 
   #currentHasRoom(): boolean {
@@ -170,7 +175,7 @@ export class PartSink extends EventEmitter implements ChunkSink {
 
   /** Room in the current buffer: grows a first buffer the body outgrew, cuts a full one, takes another if one is free. */
   #makeRoom(): boolean {
-    const { partSize, partsInFlight, pool, firstBufferSize } = this.#options;
+    const { partSize, pool, firstBufferSize } = this.#options;
     const current = this.#current;
     if (current && this.#filled < current.length) return true;
     if (current && current.length < partSize) {
@@ -180,7 +185,7 @@ export class PartSink extends EventEmitter implements ChunkSink {
       return true;
     }
     if (current) this.#cut();
-    if (this.#buffers >= partsInFlight + 2) return false;
+    if (this.#buffers >= this.#maxBuffers) return false;
     const size = this.#partsCut === 0 && firstBufferSize !== undefined ? Math.min(firstBufferSize, partSize) : partSize;
     this.#current = pool.take(size);
     this.#filled = 0;
