@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { PartBufferPool, PartSink } from '../../src/storage/s3/part-sink.ts';
+import { firstBufferClass, PartBufferPool, PartSink } from '../../src/storage/s3/part-sink.ts';
 
 // The s3 writer's part buffers (the writer against a real S3 server is in
 // test/storage/object-store.test.ts): bytes copied once into reused buffers, parts cut only when
@@ -171,6 +171,39 @@ t.test('the pool hands a writer’s answered buffers to the next writer', async 
     'the second writer’s first part went out of a buffer the first writer gave back',
   );
   t.equal(pool.take(partSize * 2).length, partSize * 2, 'a buffer of another size is made, not taken from the pool');
+});
+
+t.test('a whole body’s buffer goes back to the pool once released, for the next body of its size class', async (t) => {
+  const pool = new PartBufferPool(partSize, 2);
+  const gather = async (bytes: number, options: { release?: boolean; stop?: boolean } = {}) => {
+    const { sink } = harness({ pool, firstBufferSize: bytes });
+    const data = randomBytes(bytes);
+    sink.write(data);
+    if (options.stop) {
+      sink.stop(new Error('aborted'));
+      return null;
+    }
+    const gathered = await sink.end();
+    if (gathered.kind !== 'whole') throw new Error('expected a whole body');
+    t.ok(gathered.body.equals(data), `the ${bytes} bytes as written`);
+    if (options.release !== false) sink.release();
+    return gathered.body.buffer;
+  };
+  const first = await gather(300);
+  t.equal(await gather(310), first, 'a body of the same class (320 bytes) reuses the released buffer');
+  t.not(await gather(200), first, 'a body of another class gets a buffer of its own');
+  const kept = await gather(300, { release: false });
+  t.equal(kept, first, 'the released buffer again');
+  t.not(await gather(300), first, 'a body whose buffer was not released (its PutObject may still read it) is not reused');
+});
+
+t.test('size classes: at most an eighth over the announced size, and a class is its own class', async (t) => {
+  for (const bytes of [1, 7, 8, 9, 100, 1000, 256 * 1024, 2 * 1024 * 1024, 2 * 1024 * 1024 + 300, 5 * 1024 * 1024 - 1]) {
+    const size = firstBufferClass(bytes);
+    t.ok(size >= bytes && size <= Math.ceil(bytes * 1.125), `${bytes} → ${size}`);
+    t.equal(firstBufferClass(size), size);
+  }
+  t.equal(firstBufferClass(2 * 1024 * 1024), 2 * 1024 * 1024, 'a power of two is a class');
 });
 
 t.test('a refused part stops the sink: end() rejects, later writes are dropped', async (t) => {

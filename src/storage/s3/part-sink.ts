@@ -6,8 +6,9 @@
 // (docs/performance.md).
 //
 // A body that never outgrows its first buffer is not sent here: end() hands it back for one
-// PutObject. The first buffer is the body's announced size when that fits a part (a screenshot
-// takes a buffer of its own size, not 5 MiB); a body larger than announced moves into a part-sized
+// PutObject, and its buffer goes back to the pool once S3 has answered (release()). The first buffer
+// is the body's announced size, rounded up to a size class, when that fits a part (a screenshot
+// takes a buffer of about its own size, not 5 MiB); a body larger than that moves into a part-sized
 // buffer and goes on from there.
 //
 // Backpressure: write() returns false once the buffers of `partsInFlight` parts and the one being
@@ -21,17 +22,33 @@ import { EventEmitter } from 'node:events';
 import type { ChunkSink } from '../stream-object-writer.ts';
 
 /**
- * Free part buffers shared by a store's writers, so that one large upload after another reuses
- * them. Keeps at most `keep` of them, all of `size` bytes; buffers of other sizes are not kept.
+ * The size of buffer a body announced at `bytes` is gathered in: `bytes` rounded up to an eighth
+ * of its power of two (at most 12.5 % more), so that bodies of nearly the same size share buffers.
+ */
+export function firstBufferClass(bytes: number): number {
+  if (bytes <= 8) return Math.max(1, bytes);
+  const step = 2 ** (Math.floor(Math.log2(bytes - 1)) - 3);
+  return Math.ceil(bytes / step) * step;
+}
+
+/**
+ * Free buffers shared by a store's writers, so that one upload after another reuses them instead of
+ * making V8 collect (and the kernel back) fresh memory for each: part buffers (at most `keep` of
+ * them, all of `size` bytes) and the first buffers of bodies announced to fit a part, by size class
+ * (firstBufferClass), at most `keep × size` bytes of them in all. Buffers of other sizes are not kept.
  */
 export class PartBufferPool {
   readonly size: number;
   readonly #keep: number;
   readonly #free: Buffer[] = [];
+  readonly #freeFirst = new Map<number, Buffer[]>();
+  readonly #keepFirstBytes: number;
+  #freeFirstBytes = 0;
 
   constructor(size: number, keep: number) {
     this.size = size;
     this.#keep = keep;
+    this.#keepFirstBytes = keep * size;
   }
 
   take(size: number): Buffer {
@@ -42,9 +59,28 @@ export class PartBufferPool {
     return Buffer.allocUnsafeSlow(size);
   }
 
-  /** Only for a buffer no request may still read: one whose part S3 has answered. */
+  /** A buffer for a body announced at `bytes`: its size class, or a part buffer when the class is no smaller than a part. */
+  takeFirst(bytes: number): Buffer {
+    const size = firstBufferClass(bytes);
+    if (size >= this.size) return this.take(this.size);
+    const buffer = this.#freeFirst.get(size)?.pop();
+    if (!buffer) return Buffer.allocUnsafeSlow(size);
+    this.#freeFirstBytes -= size;
+    return buffer;
+  }
+
+  /** Only for a buffer no request may still read: one whose part or body S3 has answered. */
   give(buffer: Buffer): void {
-    if (buffer.length === this.size && this.#free.length < this.#keep) this.#free.push(buffer);
+    const size = buffer.length;
+    if (size === this.size) {
+      if (this.#free.length < this.#keep) this.#free.push(buffer);
+      return;
+    }
+    if (size !== firstBufferClass(size) || this.#freeFirstBytes + size > this.#keepFirstBytes) return;
+    let free = this.#freeFirst.get(size);
+    if (!free) this.#freeFirst.set(size, (free = []));
+    free.push(buffer);
+    this.#freeFirstBytes += size;
   }
 }
 
@@ -126,6 +162,14 @@ export class PartSink extends EventEmitter implements ChunkSink {
     return ended;
   }
 
+  /** After the whole body end() gave has been stored (S3 answered its PutObject): its buffer goes back to the pool. */
+  release(): void {
+    if (this.#stopped || this.#ending || this.#partsCut > 0 || !this.#current) return;
+    this.#options.pool.give(this.#current);
+    this.#current = null;
+    this.#stopped = { error: new Error('The body was released') };
+  }
+
   /** Drops every byte held; end() rejects with `error`. The buffers are not reused (a cancelled request may still read one). */
   stop(error: unknown): void {
     if (this.#stopped) return;
@@ -181,13 +225,13 @@ export class PartSink extends EventEmitter implements ChunkSink {
     if (current && current.length < partSize) {
       const part = pool.take(partSize);
       current.copy(part, 0, 0, this.#filled);
+      pool.give(current);
       this.#current = part;
       return true;
     }
     if (current) this.#cut();
     if (this.#buffers >= this.#maxBuffers) return false;
-    const size = this.#partsCut === 0 && firstBufferSize !== undefined ? Math.min(firstBufferSize, partSize) : partSize;
-    this.#current = pool.take(size);
+    this.#current = this.#partsCut === 0 && firstBufferSize !== undefined ? pool.takeFirst(firstBufferSize) : pool.take(partSize);
     this.#filled = 0;
     this.#buffers++;
     return true;

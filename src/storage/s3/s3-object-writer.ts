@@ -185,6 +185,7 @@ export class S3ObjectWriter extends StreamObjectWriter {
         new PutObjectCommand({ Bucket: bucket, Key: this.#objectKey, Body: body, ContentLength: body.length, ContentType: this.#options.contentType }),
       );
       this.throwIfAborted();
+      this.#sink.release();
       return { size: this.bytesWritten, etag: output.ETag || null };
     }
     const parts = [...this.#parts].sort((a, b) => a.PartNumber! - b.PartNumber!);
