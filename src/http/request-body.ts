@@ -275,6 +275,7 @@ export class RequestBody {
       if (this.abortReason) return;
     }
     if (this.consumerPaused) return;
+    if (this.spool && this.spool.pending > 0 && consumer.takesTransient?.() === true && !this.drainSpoolAsViews(consumer, this.spool)) return;
     if (this.spool && this.spool.pending > 0) {
       this.readSpool(this.spool);
       return;
@@ -286,6 +287,22 @@ export class RequestBody {
       this.closeSpool();
       consumer.end();
     }
+  }
+
+  /**
+   * The spool read back synchronously through the one scratch buffer and handed over as views, for
+   * as long as the consumer takes them: it copies them anyway, and a fresh buffer per read was
+   * garbage for V8 to collect. False when the flush must stop here (paused, aborted, discarded).
+   */
+  private drainSpoolAsViews(consumer: BodyConsumer, spool: BodySpool): boolean {
+    const takes = () => !this.consumerPaused && !this.abortReason && !this.discarded && consumer.takesTransient?.() === true;
+    try {
+      spool.drainSync(spoolScratch(), takes, (piece) => consumer.chunk(piece, true));
+    } catch (error) {
+      this.abortWith(serviceUnavailable('The upload could not be buffered; try again.', 5, error));
+      return false;
+    }
+    return !this.consumerPaused && !this.abortReason && !this.discarded;
   }
 
   private readSpool(spool: BodySpool): void {

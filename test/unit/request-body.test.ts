@@ -578,3 +578,35 @@ t.test('a consumer that would only copy a chunk gets a view of the transport mem
   t.ok(received[1]!.data.equals(second));
   t.end();
 });
+
+t.test('a spool is read back synchronously as views to a consumer that would only copy, until it pauses', async (t) => {
+  const b = new RequestBody(new FakeSource(), null, true, { memoryBytes: 0, spoolDirectory: t.testdir() });
+  const received: { text: string; transient: boolean }[] = [];
+  let ended = false;
+  let pauseAfter = 1;
+  b.consume({
+    chunk: (data, transient) => {
+      received.push({ text: data.toString('utf8'), transient: transient === true });
+      if (--pauseAfter === 0) b.pause(); // e.g. the writer's buffers are full after the first piece
+    },
+    takesTransient: () => true,
+    end: () => (ended = true),
+    abort: () => t.fail('no abort'),
+  });
+  b.pause();
+  const spooled = Buffer.alloc(600 * 1024, 'a'); // more than one read-back piece (512 KiB)
+  b.push(spooled, false);
+  t.equal(b.backlogBytes, spooled.length, 'spooled while paused');
+  b.resume();
+  t.equal(received.length, 1, 'the first piece at once, without waiting for the thread pool; then the consumer paused');
+  t.ok(received[0]!.transient, 'handed over as a view of the scratch buffer');
+  t.equal(received[0]!.text.length, 512 * 1024);
+  t.equal(b.backlogBytes, spooled.length - 512 * 1024, 'the rest stays in the spool while paused');
+  pauseAfter = -1;
+  b.resume();
+  b.push(buf('tail'), true);
+  await eventually(() => ended);
+  t.ok(received.every((each) => each.transient), 'every piece a view');
+  t.equal(received.map((each) => each.text).join(''), 'a'.repeat(600 * 1024) + 'tail', 'every byte, in order');
+  t.equal(b.backlogBytes, 0);
+});
