@@ -59,10 +59,10 @@ export class PartBufferPool {
     return Buffer.allocUnsafeSlow(size);
   }
 
-  /** A buffer for a body announced at `bytes`: its size class, or a part buffer when the class is no smaller than a part. */
-  takeFirst(bytes: number): Buffer {
+  /** A buffer for a body announced at `bytes`: its size class, or a part buffer when the class is no smaller than the writer's part. */
+  takeFirst(bytes: number, partSize: number): Buffer {
     const size = firstBufferClass(bytes);
-    if (size >= this.size) return this.take(this.size);
+    if (size >= partSize) return this.take(partSize);
     const buffer = this.#freeFirst.get(size)?.pop();
     if (!buffer) return Buffer.allocUnsafeSlow(size);
     this.#freeFirstBytes -= size;
@@ -231,7 +231,7 @@ export class PartSink extends EventEmitter implements ChunkSink {
     }
     if (current) this.#cut();
     if (this.#buffers >= this.#maxBuffers) return false;
-    this.#current = this.#partsCut === 0 && firstBufferSize !== undefined ? pool.takeFirst(firstBufferSize) : pool.take(partSize);
+    this.#current = this.#partsCut === 0 && firstBufferSize !== undefined ? pool.takeFirst(firstBufferSize, partSize) : pool.take(partSize);
     this.#filled = 0;
     this.#buffers++;
     return true;
