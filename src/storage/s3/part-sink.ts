@@ -109,6 +109,9 @@ interface CutPart {
   length: number;
 }
 
+/** What a released sink answers end() with; one object, since an Error's stack trace costs more than the rest of release(). */
+const RELEASED = { error: new Error('The body was released') };
+
 export class PartSink extends EventEmitter implements ChunkSink {
   readonly #options: PartSinkOptions;
   /** Buffers counted as room: the parts in flight and the one being filled. */
@@ -167,7 +170,7 @@ export class PartSink extends EventEmitter implements ChunkSink {
     if (this.#stopped || this.#ending || this.#partsCut > 0 || !this.#current) return;
     this.#options.pool.give(this.#current);
     this.#current = null;
-    this.#stopped = { error: new Error('The body was released') };
+    this.#stopped = RELEASED;
   }
 
   /** Drops every byte held; end() rejects with `error`. The buffers are not reused (a cancelled request may still read one). */
