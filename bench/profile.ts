@@ -1,9 +1,10 @@
 /**
  * Where the service's main thread spends its time per upload: `npm run bench:profile [-- options]`.
  *
- *   --workload screenshot|2mib|log|mixed|large|both
+ *   --workload screenshot|2mib|log|mixed|large|large-json|both
  *                                    256 KiB multipart at 64 in flight, 2 MiB at 16, 8 KiB JSON at 32,
- *                                    the bench's mixed fleet at 32, 100 MiB multipart at 4
+ *                                    the bench's mixed fleet at 32, 100 MiB multipart at 4,
+ *                                    100 MiB as a JSON data URI at 4
  *                                    (default both: screenshot and log)
  *   --uploads N                      uploads per workload after a warm-up of N/4 (default 4000)
  *   --concurrency N                  uploads in flight instead of the workload's own
@@ -74,6 +75,11 @@ const WORKLOADS: Record<string, { workload: Workload; concurrency: number; title
   large: {
     title: '100 MiB multipart, 4 in flight',
     workload: { body: 'multipart', content: 'png', size: { kind: 'fixed', bytes: 100 * MiB } },
+    concurrency: 4,
+  },
+  'large-json': {
+    title: '100 MiB JSON data URI, 4 in flight',
+    workload: { body: 'json-datauri', content: 'png', size: { kind: 'fixed', bytes: 100 * MiB } },
     concurrency: 4,
   },
 };
