@@ -496,3 +496,47 @@ t.test('Base64StreamDecoder: random whitespace and random splits decode exactly;
   }
   t.end();
 });
+
+t.test('Base64StreamDecoder: long pieces after a carried quantum decode exactly, padding and whitespace included', (t) => {
+  const random = prng(7);
+  for (let round = 0; round < 200; round++) {
+    const content = randomBytes(1000 + Math.floor(random() * 5000), round);
+    let text = content.toString('base64');
+    if (round % 2 === 0) text = text.replace(/.{76}/g, '$&\r\n');
+    const out: Buffer[] = [];
+    const decoder = new Base64StreamDecoder((bytes) => out.push(bytes));
+    // Pieces of 9 characters and more, cut so that 1-3 characters are carried into most of them.
+    for (let at = 0; at < text.length; ) {
+      const size = 9 + Math.floor(random() * 700);
+      decoder.write(text.slice(at, at + size));
+      at += size;
+    }
+    decoder.end();
+    if (!Buffer.concat(out).equals(content)) t.fail(`round ${round}: bytes differ`);
+  }
+  t.throws(() => {
+    const decoder = new Base64StreamDecoder(() => {});
+    decoder.write('QUJ'); // carried
+    decoder.write('D' + 'QUJD'.repeat(10) + '*' + 'QUJD'.repeat(10));
+  }, { message: 'file is not valid base64', status: 400 }, 'a bad character in the rest of a long piece is refused');
+  t.throws(() => {
+    const decoder = new Base64StreamDecoder(() => {});
+    decoder.write('QU'); // carried
+    decoder.write('I=' + 'QUJD'.repeat(10));
+  }, { message: 'file is not valid base64', status: 400 }, 'data after the padding that completed the carried quantum is refused');
+  t.end();
+});
+
+t.test('a file string longer than several blocks in one chunk decodes exactly; a bad character deep in it is refused', (t) => {
+  const content = randomBytes(400 * 1024 + 2, 3);
+  const base64 = content.toString('base64');
+  const body = (file: string) => Buffer.from(JSON.stringify({ fileName: 'big.bin', file: `data:application/octet-stream;base64,${file}` }));
+  const whole = parse(body(base64));
+  t.equal(whole.error, null);
+  t.ok(fileBytes(whole).equals(content), 'the bytes as sent, from one chunk');
+  const split = run(chunkBy(body(base64), [300 * 1024 + 1]));
+  t.ok(fileBytes(split).equals(content), 'and from two chunks cut inside a block');
+  const at = 200 * 1024 + 5; // past the first few 64 KiB blocks of the run
+  expectBadRequest(t, parse(body(base64.slice(0, at) + '*' + base64.slice(at + 1))), /not valid base64/, 'a bad character at 200 KiB');
+  t.end();
+});

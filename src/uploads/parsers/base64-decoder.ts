@@ -48,6 +48,15 @@ export class Base64StreamDecoder {
       this.afterPadding(text);
       return;
     }
+    if (this.carry.length > 0 && text.length > 8) {
+      // The carried characters are completed from the head of `text` and the rest goes on alone:
+      // `carry + text` would be a rope that every scan below first copies into a flat string. Two
+      // writes decode what one would (the pieces may be cut anywhere).
+      const head = 4 - this.carry.length;
+      this.write(text.slice(0, head));
+      this.write(text.slice(head));
+      return;
+    }
     const joined = this.carry.length > 0 ? this.carry + text : text;
     // Native scans decide the path, so a text is decoded once and never run through a regular
     // expression whole: whitespace (MIME line breaks) is stripped only when there is some, and

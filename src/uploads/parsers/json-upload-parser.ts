@@ -391,7 +391,7 @@ export class JsonUploadParser implements BodyParser {
     while (pos < quote) {
       let slash = chunk.indexOf(BACKSLASH, pos);
       if (slash === -1 || slash > quote) slash = quote;
-      if (slash > pos) this.rawFileText(chunk.toString('latin1', pos, slash));
+      if (slash > pos) this.rawFileRun(chunk, pos, slash);
       if (slash === quote) {
         pos = quote;
         break;
@@ -436,6 +436,17 @@ export class JsonUploadParser implements BodyParser {
     if (character.charCodeAt(0) > 0xff) this.escapedAboveLatin1 = true;
     this.fileText += character;
     return length;
+  }
+
+  /**
+   * A run of raw file characters, handed on in strings of at most FILE_BLOCK: V8 puts a longer
+   * string in its large-object space, one memory mapping (and its page faults) per string, which
+   * cost more than the decoding of a 100 MiB upload (docs/performance-log.md).
+   */
+  private rawFileRun(chunk: Buffer, start: number, end: number): void {
+    for (let at = start; at < end && this.state === 'fileText'; at += FILE_BLOCK) {
+      this.rawFileText(chunk.toString('latin1', at, Math.min(end, at + FILE_BLOCK)));
+    }
   }
 
   /** Characters of the file string as they were in the body (not escapes). */
