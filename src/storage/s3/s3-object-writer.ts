@@ -4,13 +4,14 @@
 // body that fits its first buffer (a screenshot of announced size fits exactly) goes out in one
 // PutObject at finish(); a larger one as a multipart upload, created when its first part is full,
 // with `queueSize` parts in flight at once and one more being filled. A part's buffer is filled
-// again once S3 has answered it, and the store's writers hand free buffers on to each other.
+// again once S3 has answered it, and the store's writers hand free buffers on to each other (a
+// whole body's buffer too, once its PutObject is answered).
 //
 // Memory per writer, worst case ≈ (queueSize + 2) × partSize: the parts in flight, the one being
 // filled and a spare for what uWS delivers after a pause (part-sink.ts), plus the part of one
 // write() that found no room. With the defaults (5 MiB parts, queueSize 1) that is 15 MiB for a
 // large upload; a screenshot of declared size holds one buffer
-// of its size. Against the RGW on this machine 1, 2 and 4 parts in flight moved bytes at the same
+// of about its size (its size class, part-sink.ts). Against the RGW on this machine 1, 2 and 4 parts in flight moved bytes at the same
 // speed; a distant S3 with a long round trip per part wants more (S3_PARTS_IN_FLIGHT), at one
 // part of memory each.
 //
