@@ -206,6 +206,8 @@ t.test('team key: upload by chooser and by drop, grid and filters, details and l
   await page.locator('.media-grid .tile').nth(3).waitFor();
   t.equal(await page.locator('.media-grid .tile').count(), 4);
   t.equal(await page.locator('.tile-name', { hasText: markupFile }).count(), 1, 'the markup file name is shown as text');
+  // The folders are fetched apart from the grid: wait for them, then count.
+  await page.locator('.folder-name', { hasText: folderName }).first().waitFor();
   t.equal(await page.locator('.folder-name', { hasText: folderName }).count(), 1, 'so is the folder name');
   await page.locator('.tile-open').first().focus();
   await page.keyboard.press('ArrowRight');
