@@ -223,14 +223,7 @@ export class RequestBody {
       this.removeFromHead(chunk.length);
       consumer.chunk(chunk);
     }
-    if (this.spool && this.spool.pending > 0 && this.queue.length === 0) {
-      try {
-        this.spool.drainSync(spoolScratch(), takes, (piece) => consumer.chunk(piece, true));
-      } catch (error) {
-        this.abortWith(serviceUnavailable('The upload could not be buffered; try again.', 5, error));
-        return;
-      }
-    }
+    if (this.spool && this.spool.pending > 0 && this.queue.length === 0 && !this.drainSpoolSync(consumer, this.spool, takes)) return;
     if (this.abortReason || this.discarded) return;
     if (this.backlogBytes === 0 && takes()) consumer.chunk(Buffer.from(data.buffer, data.byteOffset, data.length), true);
     else this.holdInMemoryOrSpool(data);
@@ -296,13 +289,18 @@ export class RequestBody {
    */
   private drainSpoolAsViews(consumer: BodyConsumer, spool: BodySpool): boolean {
     const takes = () => !this.consumerPaused && !this.abortReason && !this.discarded && consumer.takesTransient?.() === true;
+    return this.drainSpoolSync(consumer, spool, takes) && !this.consumerPaused && !this.abortReason && !this.discarded;
+  }
+
+  /** The spool read back synchronously through the one scratch buffer, as views, while `takes()`; false once it failed (the body is aborted). */
+  private drainSpoolSync(consumer: BodyConsumer, spool: BodySpool, takes: () => boolean): boolean {
     try {
       spool.drainSync(spoolScratch(), takes, (piece) => consumer.chunk(piece, true));
+      return true;
     } catch (error) {
       this.abortWith(serviceUnavailable('The upload could not be buffered; try again.', 5, error));
       return false;
     }
-    return !this.consumerPaused && !this.abortReason && !this.discarded;
   }
 
   private readSpool(spool: BodySpool): void {

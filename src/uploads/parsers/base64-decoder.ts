@@ -5,6 +5,8 @@ const WHITESPACE_ALL = /[\r\n ]+/g;
 const ONLY_PADDING = /^=+$/;
 /** The last quantum, whole or still arriving: 2-3 alphabet characters, then its '='s. */
 const FINAL_QUANTUM = /^[A-Za-z0-9+/]{2,3}=*$/;
+/** V8 joins two strings into a rope (a ConsString) from this combined length on; shorter joins are copied flat. */
+const ROPE_MIN_LENGTH = 13;
 
 export function invalidBase64(): Error {
   return badRequest('file is not valid base64', 'file');
@@ -48,7 +50,7 @@ export class Base64StreamDecoder {
       this.afterPadding(text);
       return;
     }
-    if (this.carry.length > 0 && text.length > 8) {
+    if (this.carry.length > 0 && this.carry.length + text.length >= ROPE_MIN_LENGTH) {
       // The carried characters are completed from the head of `text` and the rest goes on alone:
       // `carry + text` would be a rope that every scan below first copies into a flat string. Two
       // writes decode what one would (the pieces may be cut anywhere).
