@@ -86,6 +86,32 @@ t.test('a small log and a small image land in the database with their rows and a
     'its thumbnail is made from the bytes in the database');
 });
 
+t.test('small files are compressed with lz4 where the server has it and kept uncompressed where it has not; only images and videos are queued for thumbnails', async (t) => {
+  const team = await server.createTeam('Rows');
+  const log = logText(8 * KiB);
+  const posted = await uploadJson(server, team.teamId, team.key, { file: `data:text/plain;base64,${log.toString('base64')}`, fileName: 'tick.log' });
+  t.equal(posted.status, 201);
+  const lz4 = await db.query('create temporary table lz4_probe (x bytea compression lz4)').then(() => true, () => false);
+  const { rows } = await db.query<{ method: string | null; stored: number; storage: string }>(
+    `select pg_column_compression(c.content) as method, pg_column_size(c.content) as stored, a.attstorage as storage
+       from media_content c, pg_attribute a
+      where c.media_id = $1 and a.attrelid = 'media_content'::regclass and a.attname = 'content'`, [posted.body.id],
+  );
+  if (lz4) {
+    t.equal(rows[0]!.storage, 'm', 'kept in the row (storage main)');
+    t.equal(rows[0]!.method, 'lz4', 'compressed with lz4');
+    t.ok(rows[0]!.stored < log.length, 'in less than its size');
+  } else {
+    t.equal(rows[0]!.storage, 'e', 'pglz costs more than it saves: storage external');
+    t.equal(rows[0]!.method, null, 'not compressed');
+  }
+  const queued = await db.query<{ thumbnail_status: string | null }>('select thumbnail_status from media_file where id = $1', [posted.body.id]);
+  t.equal(queued.rows[0]!.thumbnail_status, null, 'a log is not queued for a thumbnail');
+  const picture = await uploadMultipart(server, team.teamId, team.key, { content: pngLike(4 * KiB), fileName: 'shot.png' });
+  const image = await db.query<{ thumbnail_status: string | null }>('select thumbnail_status from media_file where id = $1', [picture.body.id]);
+  t.not(image.rows[0]!.thumbnail_status, null, 'an image is');
+});
+
 t.test('a file above DATABASE_FILE_MAX_BYTES and a body of unknown length go to the object store', async (t) => {
   const team = await server.createTeam('Large');
   const large = pngLike(65 * KiB);

@@ -5,7 +5,8 @@ import { Migration } from '@mikro-orm/migrations';
  * too (a frame made with ffmpeg, src/previews/video-poster.ts). Only instances that have ffmpeg
  * claim them; without it they wait, and get their poster once an instance with ffmpeg runs.
  */
-const TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif', 'image/avif', 'video/mp4', 'video/webm', 'video/x-matroska', 'video/quicktime'];
+/** The content types a new media row is queued for a thumbnail of (reused by later migrations that redefine the trigger). */
+export const TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif', 'image/avif', 'video/mp4', 'video/webm', 'video/x-matroska', 'video/quicktime'];
 const VIDEO_TYPES = TYPES.filter((type) => type.startsWith('video/'));
 
 export class Migration20261128020500VideoPosters extends Migration {

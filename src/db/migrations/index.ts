@@ -38,6 +38,7 @@ import { Migration20261130040000NotificationDeliveries } from './Migration202611
 import { Migration20261130041000DiscordMembers } from './Migration20261130041000DiscordMembers.ts';
 import { Migration20261201020000MediaContent } from './Migration20261201020000MediaContent.ts';
 import { Migration20261205010000LeanUploadCommit } from './Migration20261205010000LeanUploadCommit.ts';
+import { Migration20261207010000SmallFileRows } from './Migration20261207010000SmallFileRows.ts';
 
 /** Every migration in order; listed here rather than discovered so that type stripping needs no loader. */
 export const migrations: MigrationObject[] = [
@@ -80,4 +81,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261130041000DiscordMembers', class: Migration20261130041000DiscordMembers },
   { name: 'Migration20261201020000MediaContent', class: Migration20261201020000MediaContent },
   { name: 'Migration20261205010000LeanUploadCommit', class: Migration20261205010000LeanUploadCommit },
+  { name: 'Migration20261207010000SmallFileRows', class: Migration20261207010000SmallFileRows },
 ];
