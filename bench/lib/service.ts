@@ -81,7 +81,7 @@ export function serviceEnv(options: ServiceOptions): Record<string, string> {
 }
 
 /** `BENCH_SERVICE_<SETTING>=value` in the bench's environment sets <SETTING> for the service (trying other defaults). */
-function settingsFromEnvironment(): Record<string, string> {
+export function settingsFromEnvironment(): Record<string, string> {
   const prefix = 'BENCH_SERVICE_';
   return Object.fromEntries(
     Object.entries(process.env)
