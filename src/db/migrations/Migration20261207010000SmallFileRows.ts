@@ -23,6 +23,12 @@ exception when feature_not_supported then
   alter table "media_content" alter column "content" set storage external;
 end
 $$;`);
+    // The `when` clause is now the one place that decides; the function only marks the row.
+    this.addSql(`create or replace function media_file_queue_thumbnail() returns trigger language plpgsql as $$
+begin
+  new.thumbnail_status := 'pending';
+  return new;
+end $$;`);
     this.addSql('drop trigger if exists "media_file_queue_thumbnail" on "media_file";');
     this.addSql(`create trigger "media_file_queue_thumbnail" before insert on "media_file" for each row
   when (new.content_type in (${quoted})) execute function media_file_queue_thumbnail();`);
@@ -30,6 +36,13 @@ $$;`);
 
   override down(): void {
     this.addSql('drop trigger if exists "media_file_queue_thumbnail" on "media_file";');
+    this.addSql(`create or replace function media_file_queue_thumbnail() returns trigger language plpgsql as $$
+begin
+  if new.content_type in (${quoted}) then
+    new.thumbnail_status := 'pending';
+  end if;
+  return new;
+end $$;`);
     this.addSql('create trigger "media_file_queue_thumbnail" before insert on "media_file" for each row execute function media_file_queue_thumbnail();');
     this.addSql(`alter table "media_content" alter column "content" set storage main;`);
   }
