@@ -194,6 +194,18 @@ t.test('labelled and not blocked', (t) => {
   t.end();
 });
 
+t.test('ASCII text: every byte below 0x80 that is a control other than tab, newline, form feed or carriage return makes it not text', (t) => {
+  const allowedControls = new Set([0x09, 0x0a, 0x0c, 0x0d]);
+  const wrong: number[] = [];
+  for (let byte = 0; byte < 0x80; byte++) {
+    const isText = (byte >= 0x20 && byte < 0x7f) || allowedControls.has(byte);
+    const { contentType } = sniffContent(Buffer.concat([enc('a line of a log '), Buffer.from([byte]), enc(' and the rest\n')]));
+    if ((contentType === 'text/plain; charset=utf-8') !== isText) wrong.push(byte);
+  }
+  t.same(wrong, [], 'no byte judged otherwise than its class');
+  t.end();
+});
+
 t.test('checkNameAndType blocks by name or declared type alone', (t) => {
   const blockedNames: [string, string][] = [
     ['index.html', 'html'],
