@@ -2,6 +2,7 @@
  * PostgreSQL's CPU per upload of the batch commit alone, by batch size.
  *
  *   node bench/batch-commit.ts [--pg URL] [--sizes 4,8,14,20,32] [--uploads N] [--setup file.sql]
+ *                              [--ids v4|v7] [--prefill N]
  *
  * Creates a scratch database (the service migrates it and bootstraps a team and key), then calls
  * `media_commit_uploads` on one connection with batches shaped like the log stream's (8 KiB JSON
@@ -9,6 +10,12 @@
  * that backend's CPU from /proc: PostgreSQL must run on this machine. `synchronous_commit` is off,
  * so the WAL flush's wait and CPU are not counted. `--setup` runs a SQL file first (a variant of
  * the function or an index to compare). Each size runs N uploads after a warm-up of 100 batches.
+ *
+ * `--ids` picks the media ids' kind (random v4, or v7 ordered by time as the service makes them);
+ * `--prefill` first writes N older rows of that kind (with one-byte contents), so that the indexes
+ * keyed by id are the size of a fleet's rather than a fresh database's. A checkpoint precedes each
+ * size: the first change of a page after one writes the whole page to the WAL, as it does in
+ * production every few minutes, and the WAL bytes per upload are reported.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -16,6 +23,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { v7 as uuidv7 } from 'uuid';
 import { dropDatabase, resetDatabase, startService } from './lib/service.ts';
 
 const KiB = 1024;
@@ -25,6 +33,10 @@ const serverUrl = args.get('pg') ?? process.env.BENCH_PG_URL ?? 'postgres://post
 const sizes = (args.get('sizes') ?? '4,8,14,20,32').split(',').map(Number);
 const uploads = Number(args.get('uploads') ?? 20_000);
 const setup = args.get('setup');
+const ids = args.get('ids') ?? 'v7';
+if (ids !== 'v4' && ids !== 'v7') throw new Error('--ids is v4 or v7');
+const newId = ids === 'v7' ? uuidv7 : randomUUID;
+const prefill = Number(args.get('prefill') ?? 0);
 
 const databaseUrl = await resetDatabase(serverUrl, 'media_bench_batch_commit');
 const dataDir = join(os.tmpdir(), `media-bench-batch-commit-${randomBytes(4).toString('hex')}`);
@@ -43,6 +55,7 @@ try {
   const keyId = (await client.query<{ id: string }>('select id from api_key where team_id = $1 limit 1', [teamId])).rows[0]!.id;
   const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
   await client.query('set synchronous_commit = off');
+  if (prefill > 0) await prefillRows(client, teamId, keyId);
 
   /** The backend's user + system CPU in µs (/proc/<pid>/stat counts clock ticks of 10 ms). */
   const backendCpu = (): number => {
@@ -54,7 +67,7 @@ try {
   /** The statement's parameters as group-commit.ts builds them. */
   const batch = (size: number): unknown[] => {
     const rows = Array.from({ length: size }, (_, ord) => {
-      const mediaId = randomUUID();
+      const mediaId = newId();
       const createdAt = new Date().toISOString();
       const fileName = `server-${ord}-${mediaId.slice(0, 8)}.json`;
       return {
@@ -69,18 +82,45 @@ try {
   };
   const sql = 'select * from media_commit_uploads($1, $2::jsonb, $3, $4, $5::bytea)';
 
-  console.log('| batch size | backend CPU per upload | wall per upload |\n|---:|---:|---:|');
+  const walPosition = async () => (await client.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn;
+  const walBytesSince = async (lsn: string) =>
+    Number((await client.query<{ bytes: string }>('select pg_wal_lsn_diff(pg_current_wal_lsn(), $1) as bytes', [lsn])).rows[0]!.bytes);
+
+  console.log(`ids ${ids}, ${prefill} rows before\n`);
+  console.log('| batch size | backend CPU per upload | wall per upload | WAL per upload |\n|---:|---:|---:|---:|');
   for (const size of sizes) {
     for (let i = 0; i < 100; i++) await client.query(sql, batch(size));
+    await client.query('checkpoint');
     const batches = Math.ceil(uploads / size);
+    const walBefore = await walPosition();
     const cpuBefore = backendCpu();
     const started = performance.now();
     for (let i = 0; i < batches; i++) await client.query(sql, batch(size));
     const wallMicros = (performance.now() - started) * 1000;
     const count = batches * size;
-    console.log(`| ${size} | ${((backendCpu() - cpuBefore) / count).toFixed(0)} µs | ${(wallMicros / count).toFixed(0)} µs |`);
+    const cpu = (backendCpu() - cpuBefore) / count;
+    const wal = (await walBytesSince(walBefore)) / count;
+    console.log(`| ${size} | ${cpu.toFixed(0)} µs | ${(wallMicros / count).toFixed(0)} µs | ${(wal / KiB).toFixed(1)} KiB |`);
   }
 } finally {
   await client.end();
   await dropDatabase(serverUrl, 'media_bench_batch_commit').catch(() => undefined);
+}
+
+/** N rows older than the benchmark's, their ids of the benchmark's kind, each with a one-byte content. */
+async function prefillRows(client: pg.Client, teamId: string, keyId: string): Promise<void> {
+  // A v7 id in SQL (PostgreSQL 15 has no uuidv7()): 48 bits of milliseconds, the version, random bits, the variant.
+  const id = ids === 'v7'
+    ? `(lpad(to_hex((extract(epoch from ts) * 1000)::bigint), 12, '0') || '7' || substr(md5(random()::text), 1, 3)
+        || to_hex(8 + floor(random() * 4)::int) || substr(md5(random()::text), 1, 15))::uuid`
+    : 'gen_random_uuid()';
+  await client.query(
+    `insert into media_file (id, created_at, updated_at, team_id, file_name, storage_key, storage_location, size, content_type, is_public, tags, uploaded_by_key_id)
+     select x.id, x.ts, x.ts, $1::uuid, 'prefill-' || x.i || '.json', 'media/' || $1::text || '/' || x.id, 'db', 1, 'application/json', false, '{}', $2
+       from (select s.i, s.ts, ${id} as id
+               from (select i, now() - interval '30 days' + i * interval '1 ms' as ts from generate_series(1, $3::int) i) s) x`,
+    [teamId, keyId, prefill],
+  );
+  await client.query(`insert into media_content (media_id, content) select id, '\\x00'::bytea from media_file where team_id = $1`, [teamId]);
+  await client.query('vacuum analyze media_file, media_content');
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newMediaId } from '../../domain/media/media-id.ts';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../../auth/principal.ts';
 import type { IdempotencyClaim } from '../../domain/idempotency/idempotency-keys.ts';
@@ -224,7 +224,7 @@ export class UploadService {
     const { prepared, body } = request;
     const startedAt = performance.now();
     const teamId = prepared.principal.teamId;
-    const mediaId = request.mediaId ?? randomUUID();
+    const mediaId = request.mediaId ?? newMediaId();
     const { constraints } = prepared;
     let currentFile: FileStart | null = null;
     const storageKey = prepared.target.storageKey(teamId, mediaId);

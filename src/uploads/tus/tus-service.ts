@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { newMediaId } from '../../domain/media/media-id.ts';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../../auth/principal.ts';
 import { makerOf, type UploadMaker } from '../../auth/upload-maker.ts';
@@ -112,7 +113,7 @@ export class TusService {
     if (blocked) throw unsupportedMediaType(`Blocked file type: ${blocked}`, blocked);
     if (options.folderId) await findFolder(this.deps.orm.em.fork(), teamId, options.folderId);
 
-    const id = randomUUID();
+    const id = newMediaId();
     const storageKey = storageKeyOf(teamId, id);
     // An empty file reserves nothing (reserve() answers the bytes it added: 0 would read as a refusal).
     if (request.length > 0 && !(await this.deps.quota.reserve(teamId, id, storageKey, request.length))) {

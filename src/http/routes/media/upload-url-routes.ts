@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newMediaId } from '../../../domain/media/media-id.ts';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { checkCredential, type FailureThrottle } from '../../../auth/failure-throttle.ts';
 import type { Principal } from '../../../auth/principal.ts';
@@ -151,7 +151,7 @@ export function uploadUrlRoutes(deps: UploadUrlRouteDeps): Route[] {
       keyId: url.keyId, sessionId: url.sessionId, keyPrefix: null, userId: null, rateLimitKey: `upload-url:${url.id}`,
       teamId, memberId: null, actingMemberId: null, teamArchived: false, permissions: new Set(), scopes: [],
     };
-    const mediaId = randomUUID();
+    const mediaId = newMediaId();
     const result = await uploads.receive({
       kind: form.route, principal, target: mediaTarget(deps, principal, form.route, options), constraints, mediaId,
       body: request.body, clientGone: request.signal,
