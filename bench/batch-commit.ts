@@ -23,7 +23,8 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { v7 as uuidv7 } from 'uuid';
+import { newMediaId } from '../src/domain/media/media-id.ts';
+import { prefillMedia } from './lib/prefill.ts';
 import { dropDatabase, resetDatabase, startService } from './lib/service.ts';
 
 const KiB = 1024;
@@ -35,7 +36,7 @@ const uploads = Number(args.get('uploads') ?? 20_000);
 const setup = args.get('setup');
 const ids = args.get('ids') ?? 'v7';
 if (ids !== 'v4' && ids !== 'v7') throw new Error('--ids is v4 or v7');
-const newId = ids === 'v7' ? uuidv7 : randomUUID;
+const newId = ids === 'v7' ? newMediaId : randomUUID;
 const prefill = Number(args.get('prefill') ?? 0);
 
 const databaseUrl = await resetDatabase(serverUrl, 'media_bench_batch_commit');
@@ -55,7 +56,7 @@ try {
   const keyId = (await client.query<{ id: string }>('select id from api_key where team_id = $1 limit 1', [teamId])).rows[0]!.id;
   const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
   await client.query('set synchronous_commit = off');
-  if (prefill > 0) await prefillRows(client, teamId, keyId);
+  if (prefill > 0) await prefillMedia(client, { teamId, keyId, rows: prefill, ids });
 
   /** The backend's user + system CPU in µs (/proc/<pid>/stat counts clock ticks of 10 ms). */
   const backendCpu = (): number => {
@@ -107,20 +108,3 @@ try {
   await dropDatabase(serverUrl, 'media_bench_batch_commit').catch(() => undefined);
 }
 
-/** N rows older than the benchmark's, their ids of the benchmark's kind, each with a one-byte content. */
-async function prefillRows(client: pg.Client, teamId: string, keyId: string): Promise<void> {
-  // A v7 id in SQL (PostgreSQL 15 has no uuidv7()): 48 bits of milliseconds, the version, random bits, the variant.
-  const id = ids === 'v7'
-    ? `(lpad(to_hex((extract(epoch from ts) * 1000)::bigint), 12, '0') || '7' || substr(md5(random()::text), 1, 3)
-        || to_hex(8 + floor(random() * 4)::int) || substr(md5(random()::text), 1, 15))::uuid`
-    : 'gen_random_uuid()';
-  await client.query(
-    `insert into media_file (id, created_at, updated_at, team_id, file_name, storage_key, storage_location, size, content_type, is_public, tags, uploaded_by_key_id)
-     select x.id, x.ts, x.ts, $1::uuid, 'prefill-' || x.i || '.json', 'media/' || $1::text || '/' || x.id, 'db', 1, 'application/json', false, '{}', $2
-       from (select s.i, s.ts, ${id} as id
-               from (select i, now() - interval '30 days' + i * interval '1 ms' as ts from generate_series(1, $3::int) i) s) x`,
-    [teamId, keyId, prefill],
-  );
-  await client.query(`insert into media_content (media_id, content) select id, '\\x00'::bytea from media_file where team_id = $1`, [teamId]);
-  await client.query('vacuum analyze media_file, media_content');
-}

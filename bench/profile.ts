@@ -13,6 +13,8 @@
  *                                    prefix of its own emptied afterwards: keep N x size below the
  *                                    server's room (the test server's RAM-backed OSD holds 4 GiB)
  *   --pg URL                         PostgreSQL server for the scratch database (as bench/run.ts)
+ *   --prefill N                      first write N older media rows of the team straight into the
+ *                                    database (bench/lib/prefill.ts): the indexes at a fleet's size
  *   --out DIR                        where the .cpuprofile files go (default bench/results/profiles)
  *   --perf                           also record the process with Linux `perf` (cpu-clock, kernel
  *                                    stacks included; JIT frames named by --perf-basic-prof) and print
@@ -38,6 +40,7 @@ import type { Job } from './lib/load-client.ts';
 import { KiB, MiB, type Workload } from './lib/payloads.ts';
 import { emptyPrefix, ensureBucket, s3Client, s3Settings } from './lib/s3.ts';
 import { repo } from './lib/servers.ts';
+import { prefillMedia } from './lib/prefill.ts';
 import { dropDatabase, resetDatabase, s3RequestsByOperation, startService } from './lib/service.ts';
 
 interface ProfileNode {
@@ -124,6 +127,7 @@ function parseArgs(argv: string[]) {
     perf: false,
     driver: 'fs' as 'fs' | 's3',
     concurrency: undefined as number | undefined,
+    prefill: 0,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -136,6 +140,7 @@ function parseArgs(argv: string[]) {
     else if (arg === '--out') options.out = value();
     else if (arg === '--perf') options.perf = true;
     else if (arg === '--concurrency') options.concurrency = Number(value());
+    else if (arg === '--prefill') options.prefill = Number(value());
     else if (arg === '--driver') {
       const driver = value();
       if (driver !== 'fs' && driver !== 's3') throw new Error(`unknown driver ${driver}`);
@@ -170,6 +175,17 @@ function summarize(profile: CpuProfile, from: number, to: number) {
   return { byCategory, byFunction, total };
 }
 
+async function prefillLibrary(databaseUrl: string, teamId: string, rows: number): Promise<void> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const keyId = (await db.query<{ id: string }>('select id from api_key where team_id = $1 limit 1', [teamId])).rows[0]!.id;
+    await prefillMedia(db, { teamId, keyId, rows, ids: 'v7' });
+  } finally {
+    await db.end();
+  }
+}
+
 async function profileWorkload(name: string, options: ReturnType<typeof parseArgs>): Promise<void> {
   const { workload, title } = WORKLOADS[name]!;
   const concurrency = options.concurrency ?? WORKLOADS[name]!.concurrency;
@@ -189,6 +205,7 @@ async function profileWorkload(name: string, options: ReturnType<typeof parseArg
     `service-profile-${name}`,
   );
   try {
+    if (options.prefill > 0) await prefillLibrary(databaseUrl, service.teamId, options.prefill);
     await client.start();
     const target = { kind: 'http' as const, origin: service.origin, teamId: service.teamId, apiKey: service.apiKey };
     const job = (uploads: number, seed: number): Job => ({
