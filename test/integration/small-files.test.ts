@@ -54,6 +54,7 @@ t.test('a small log and a small image land in the database with their rows and a
   const log = logText(8 * KiB);
   const posted = await uploadJson(server, team.teamId, team.key, { file: `data:text/plain;base64,${log.toString('base64')}`, fileName: 'server.log', public: true });
   t.equal(posted.status, 201, 'the log is stored');
+  t.match(posted.body.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'its id is time-ordered (UUIDv7): uploads insert at the right edge of the indexes keyed by id');
   const place = await placeOf(posted.body.id);
   t.equal(place.location, 'db', 'its row says it is in the database');
   t.ok(place.content?.equals(log), 'the database holds its bytes');
@@ -81,6 +82,7 @@ t.test('a small log and a small image land in the database with their rows and a
   const image = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 10, g: 120, b: 200 } } }).png().toBuffer();
   const picture = await uploadMultipart(server, team.teamId, team.key, { content: image, fileName: 'icon.png' });
   t.equal(picture.status, 201);
+  t.ok(picture.body.id > posted.body.id, 'a later upload has a later id (multipart, like JSON)');
   t.equal((await placeOf(picture.body.id)).location, 'db');
   t.ok(await eventually(async () => (await db.query('select 1 from media_file where id = $1 and thumbnail_status = $2', [picture.body.id, 'ready'])).rowCount === 1),
     'its thumbnail is made from the bytes in the database');
