@@ -107,4 +107,3 @@ try {
   await client.end();
   await dropDatabase(serverUrl, 'media_bench_batch_commit').catch(() => undefined);
 }
-

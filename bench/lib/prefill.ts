@@ -14,7 +14,7 @@ export interface Prefill {
   ids: 'v4' | 'v7';
 }
 
-export async function prefillMedia(client: pg.Client | pg.PoolClient, { teamId, keyId, rows, ids }: Prefill): Promise<void> {
+export async function prefillMedia(client: pg.Client, { teamId, keyId, rows, ids }: Prefill): Promise<void> {
   // A v7 id in SQL (PostgreSQL 15 has no uuidv7()): 48 bits of milliseconds, the version, random bits, the variant.
   const id = ids === 'v7'
     ? `(lpad(to_hex((extract(epoch from s.ts) * 1000)::bigint), 12, '0') || '7' || substr(md5(random()::text), 1, 3)

@@ -8,6 +8,7 @@ import { startTestServer, type CreatedTeam, type TestServer } from '../helpers/s
 import { driverSettings } from '../helpers/storage.ts';
 import { expectNothingCounted, KiB, multipartBody, pngLike, sendChunked, teamStorageState, uploadJson, uploadMultipart, uploadPath } from '../helpers/uploads.ts';
 import { eventually } from '../helpers/wait.ts';
+import { UUID_V7 } from '../helpers/uuid-v7.ts';
 
 // Issue 38: a media file of at most DATABASE_FILE_MAX_BYTES (by its body's declared length) is kept
 // in the database, written by the batch commit that writes its row: no file, no S3 request. It is
@@ -54,7 +55,7 @@ t.test('a small log and a small image land in the database with their rows and a
   const log = logText(8 * KiB);
   const posted = await uploadJson(server, team.teamId, team.key, { file: `data:text/plain;base64,${log.toString('base64')}`, fileName: 'server.log', public: true });
   t.equal(posted.status, 201, 'the log is stored');
-  t.match(posted.body.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'its id is time-ordered (UUIDv7): uploads insert at the right edge of the indexes keyed by id');
+  t.match(posted.body.id, UUID_V7, 'its id is time-ordered (UUIDv7): uploads insert at the right edge of the indexes keyed by id');
   const place = await placeOf(posted.body.id);
   t.equal(place.location, 'db', 'its row says it is in the database');
   t.ok(place.content?.equals(log), 'the database holds its bytes');

@@ -10,6 +10,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { storedObjects } from '../helpers/storage.ts';
 import { expectNothingCounted, KiB, MiB, pngLike, teamStorageState, uploadMultipart } from '../helpers/uploads.ts';
 import { cuttingProxy, sha256, tusMetadata, tusRequest, tusUpload } from '../helpers/tus.ts';
+import { UUID_V7 } from '../helpers/uuid-v7.ts';
 
 // Resumable uploads (tus 1.0.0) on the fs driver, with the real client (tus-js-client).
 
@@ -111,7 +112,7 @@ t.test('a 100 MiB upload cut twice mid-PATCH resumes and lands whole: identical 
   const second = tusUpload(server, team.teamId, team.key, content, { uploadUrl: url, metadata: {} });
   const { mediaId } = await second.done;
   t.ok(mediaId, 'Media-Id on the final PATCH');
-  t.match(mediaId, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a time-ordered id (UUIDv7), as every upload route makes');
+  t.match(mediaId, UUID_V7, 'a time-ordered id (UUIDv7), as every upload route makes');
   const after = await tusRequest(server, 'HEAD', new URL(url).pathname, team.key);
   t.equal(after.headers.get('media-id'), mediaId, 'Media-Id on HEAD after completion');
   t.equal(after.headers.get('upload-offset'), String(content.length));
